@@ -1,0 +1,40 @@
+# Two commands on a fresh machine with python3 and git: `make demo`, `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+REPO   ?= $(CURDIR)
+QUESTION ?= How does codecite split source files into chunks along function and class boundaries?
+
+.PHONY: demo test lint typecheck unit bench clean venv dev
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(BIN)/.installed-dev: $(BIN)/.installed
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+venv: $(BIN)/.installed
+dev: $(BIN)/.installed-dev
+
+demo: $(BIN)/.installed
+	$(BIN)/codecite index "$(REPO)"
+	printf '%s\n' "$(QUESTION)" | $(BIN)/codecite chat
+
+lint: $(BIN)/.installed-dev
+	$(BIN)/ruff check bot adapters tests bench
+	$(BIN)/ruff format --check bot adapters tests bench
+
+typecheck: $(BIN)/.installed-dev
+	$(BIN)/mypy
+
+unit: $(BIN)/.installed-dev
+	$(BIN)/python -m pytest
+
+test: lint typecheck unit
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

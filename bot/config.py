@@ -1,0 +1,219 @@
+"""The only place that reads the environment and `codecite.toml`.
+
+Secrets and switches come from the environment (names fixed by the design);
+repositories, channel scopes, admins, schedules and limits come from the TOML
+file named by `CODECITE_CONFIG` (or `codecite.toml` in the data directory).
+Everything is validated once, at start.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from bot.errors import ConfigError
+
+DEFAULT_CHAT_MODEL = "gpt-4o-mini"
+DEFAULT_EMBED_MODEL = "text-embedding-3-small"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RepoConfig(_Strict):
+    """One repository the bot indexes: a git URL or a local path."""
+
+    name: str
+    url: str = ""
+    path: str = ""
+    branch: str = ""
+    include: tuple[str, ...] = ()  # glob patterns; empty = everything
+    exclude: tuple[str, ...] = ()
+    schedule: str = ""  # "15m", "1h", or a 5-field cron line; "" = the default
+
+    @property
+    def location(self) -> str:
+        return self.url or self.path
+
+
+class ChannelConfig(_Strict):
+    repos: tuple[str, ...]
+    threads: bool = True  # answer follow-ups in a thread the bot answered
+    reply_in_thread: bool = False  # Discord: answer mentions in a new thread
+
+
+class ScheduleConfig(_Strict):
+    interval: str = "15m"
+    jitter_seconds: int = 60
+    timezone: str = "UTC"
+
+
+class LimitsConfig(_Strict):
+    max_question_chars: int = 4000
+    per_user_per_minute: int = 6
+    per_channel_per_minute: int = 30
+    daily_answers: int = 2000
+    queue_size: int = 32
+    workers: int = 4
+
+
+class DiscordConfig(_Strict):
+    guild_ids: tuple[int, ...] = ()
+    admin_role: str = ""
+
+
+class FileConfig(_Strict):
+    """The contents of codecite.toml."""
+
+    repos: tuple[RepoConfig, ...] = ()
+    channels: dict[str, ChannelConfig] = Field(default_factory=dict)
+    default_scope: tuple[str, ...] | None = None  # None = every indexed repository
+    admins: tuple[str, ...] = ()
+    dm_allowlist: tuple[str, ...] | None = None  # None = DMs allowed for everyone
+    answer_bots: bool = False
+    schedule: ScheduleConfig = ScheduleConfig()
+    limits: LimitsConfig = LimitsConfig()
+    discord: DiscordConfig = DiscordConfig()
+
+    def repo(self, name: str) -> RepoConfig | None:
+        return next((r for r in self.repos if r.name == name), None)
+
+
+def _env(*names: str) -> AliasChoices:
+    return AliasChoices(*names)
+
+
+class Settings(BaseSettings):
+    """Environment settings. Field names are ours; the variable names are the interface."""
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    home: Annotated[Path, Field(validation_alias=_env("CODECITE_HOME"))] = Path.home() / ".codecite"
+    config_path: Annotated[Path | None, Field(validation_alias=_env("CODECITE_CONFIG"))] = None
+    index: Annotated[
+        Literal["local", "pinecone"], Field(validation_alias=_env("CODECITE_INDEX"))
+    ] = "local"
+    openai_api_key: Annotated[SecretStr | None, Field(validation_alias=_env("OPENAI_API_KEY"))] = (
+        None
+    )
+    openai_base_url: Annotated[str | None, Field(validation_alias=_env("OPENAI_BASE_URL"))] = None
+    chat_model: Annotated[str, Field(validation_alias=_env("CODECITE_CHAT_MODEL"))] = (
+        DEFAULT_CHAT_MODEL
+    )
+    embed_model: Annotated[str, Field(validation_alias=_env("CODECITE_EMBED_MODEL"))] = (
+        DEFAULT_EMBED_MODEL
+    )
+    embed_dimensions: Annotated[
+        int | None, Field(validation_alias=_env("CODECITE_EMBED_DIMENSIONS"))
+    ] = None
+    pinecone_api_key: Annotated[
+        SecretStr | None, Field(validation_alias=_env("PINECONE_API_KEY"))
+    ] = None
+    pinecone_index: Annotated[str, Field(validation_alias=_env("PINECONE_INDEX"))] = "codecite"
+    pinecone_host: Annotated[str | None, Field(validation_alias=_env("PINECONE_HOST"))] = None
+    slack_bot_token: Annotated[
+        SecretStr | None, Field(validation_alias=_env("SLACK_BOT_TOKEN"))
+    ] = None
+    slack_app_token: Annotated[
+        SecretStr | None, Field(validation_alias=_env("SLACK_APP_TOKEN"))
+    ] = None
+    slack_signing_secret: Annotated[
+        SecretStr | None, Field(validation_alias=_env("SLACK_SIGNING_SECRET"))
+    ] = None
+    slack_api_url: Annotated[str | None, Field(validation_alias=_env("CODECITE_SLACK_API_URL"))] = (
+        None
+    )
+    discord_token: Annotated[SecretStr | None, Field(validation_alias=_env("DISCORD_TOKEN"))] = None
+    discord_api_url: Annotated[
+        str | None, Field(validation_alias=_env("CODECITE_DISCORD_API_URL"))
+    ] = None
+    github_token: Annotated[SecretStr | None, Field(validation_alias=_env("GITHUB_TOKEN"))] = None
+    webhook_secret: Annotated[
+        SecretStr | None, Field(validation_alias=_env("CODECITE_WEBHOOK_SECRET"))
+    ] = None
+
+    # Retrieval and answer knobs (defaults chosen on the development split).
+    file_weight: Annotated[
+        float, Field(validation_alias=_env("CODECITE_FILE_WEIGHT"), ge=0, le=1)
+    ] = 0.35
+    context_tokens: Annotated[
+        int, Field(validation_alias=_env("CODECITE_CONTEXT_TOKENS"), ge=500)
+    ] = 6000
+    answer_max_tokens: Annotated[
+        int, Field(validation_alias=_env("CODECITE_ANSWER_MAX_TOKENS"), ge=50)
+    ] = 900
+    hyde: Annotated[bool, Field(validation_alias=_env("CODECITE_HYDE"))] = False
+    prune: Annotated[bool, Field(validation_alias=_env("CODECITE_PRUNE"))] = False
+    prune_model: Annotated[str, Field(validation_alias=_env("CODECITE_PRUNE_MODEL"))] = (
+        DEFAULT_CHAT_MODEL
+    )
+    max_file_bytes: Annotated[
+        int, Field(validation_alias=_env("CODECITE_MAX_FILE_BYTES"), ge=1024)
+    ] = 1_000_000
+    llm_timeout: Annotated[float, Field(validation_alias=_env("CODECITE_LLM_TIMEOUT"), gt=0)] = 60.0
+
+    @property
+    def llm_configured(self) -> bool:
+        return self.openai_api_key is not None or bool(self.openai_base_url)
+
+    @property
+    def embeddings_configured(self) -> bool:
+        return self.llm_configured and self.embed_model.lower() != "none"
+
+    @property
+    def index_path(self) -> Path:
+        return self.home / "index.sqlite"
+
+    @property
+    def clones_dir(self) -> Path:
+        return self.home / "repos"
+
+    def resolved_config_path(self) -> Path | None:
+        if self.config_path is not None:
+            return self.config_path
+        candidate = self.home / "codecite.toml"
+        return candidate if candidate.exists() else None
+
+
+def load_settings() -> Settings:
+    try:
+        return Settings()
+    except ValidationError as exc:
+        names = ", ".join(str(e["loc"][0]) for e in exc.errors() if e.get("loc"))
+        raise ConfigError(f"Invalid environment setting: {names}.") from exc
+
+
+def load_file_config(path: Path | None) -> FileConfig:
+    """Read codecite.toml; no file means the defaults (every repository in scope everywhere)."""
+    if path is None:
+        return FileConfig()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"Config file not found: {path}") from exc
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"Config file {path} is not valid TOML: {exc}") from exc
+    channels = data.get("channels", {})
+    if isinstance(channels, dict):
+        # `"C123" = ["repo"]` is shorthand for `[channels.C123] repos = ["repo"]`.
+        data["channels"] = {
+            k: {"repos": v} if isinstance(v, list) else v for k, v in channels.items()
+        }
+    try:
+        config = FileConfig.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        raise ConfigError(f"{path}: {where}: {first.get('msg', 'invalid')}") from exc
+    names = [r.name for r in config.repos]
+    if len(names) != len(set(names)):
+        raise ConfigError(f"{path}: repository names must be unique")
+    for repo in config.repos:
+        if bool(repo.url) == bool(repo.path):
+            raise ConfigError(f"{path}: repository {repo.name!r} needs exactly one of url or path")
+    return config

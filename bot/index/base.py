@@ -1,0 +1,86 @@
+"""The Index contract that LocalIndex and PineconeIndex both fulfil.
+
+Scores returned by `lexical`, `dense` and `files_lexical` are "higher is
+better" within one call; callers fuse by rank, not by raw score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from bot.models import Chunk, FileDoc, FileEntry, FileHit, Hit, RepoState
+
+# Lexical fields a chunk is indexed under; weights are chosen by the caller.
+FIELDS = ("path", "symbol", "header", "body")
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeSet:
+    """Everything that changes for one repository in one update, applied atomically.
+
+    `files` holds the new or changed files (their full new chunk list);
+    `removed_paths` the files that are gone. `deletes` are chunk ids to drop
+    (stale chunks of changed files and all chunks of removed files). `state` is
+    recorded last: a reader sees either the old state or the whole new one.
+    """
+
+    repo: str
+    state: RepoState
+    upserts: Sequence[Chunk] = ()
+    vectors: Mapping[str, Sequence[float]] = field(default_factory=dict)  # chunk id -> vector
+    deletes: Sequence[str] = ()
+    files: Sequence[FileDoc] = ()
+    removed_paths: Sequence[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStats:
+    repos: int
+    files: int
+    chunks: int
+    vectors: int
+    bytes: int  # on-disk size where known, else 0
+
+
+class Index(Protocol):
+    def apply(self, change: ChangeSet) -> None:
+        """Apply one repository's change set atomically (all or nothing)."""
+
+    def remove_repo(self, repo: str) -> None:
+        """Forget a repository: its chunks, files, vectors and state."""
+
+    def repo_states(self) -> list[RepoState]:
+        """Every indexed repository's recorded state, by name."""
+
+    def manifest(self, repo: str) -> dict[str, FileEntry]:
+        """path -> what is indexed for that file (empty for an unknown repo)."""
+
+    def lexical(
+        self,
+        terms: Sequence[str],
+        *,
+        repos: frozenset[str] | None,
+        k: int,
+        fields: Sequence[str] | None = None,
+    ) -> list[Hit]:
+        """BM25 over code-aware tokens; any term may match. `fields` restricts columns."""
+
+    def files_lexical(
+        self, terms: Sequence[str], *, repos: frozenset[str] | None, k: int
+    ) -> list[FileHit]:
+        """BM25 over whole files (path + contents): the file-level evidence."""
+
+    def dense(self, vector: Sequence[float], *, repos: frozenset[str] | None, k: int) -> list[Hit]:
+        """Nearest chunks by embedding (inner product); [] when no vectors are stored."""
+
+    def chunks_of(self, repo: str, path: str) -> list[Chunk]:
+        """A file's chunks in line order (for merging neighbours)."""
+
+    def ids_by_prefix(self, prefix: str) -> list[str]:
+        """Chunk ids starting with `prefix` (e.g. `repo#path#`)."""
+
+    def stats(self) -> IndexStats: ...
+
+    def close(self) -> None: ...

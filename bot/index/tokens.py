@@ -1,0 +1,92 @@
+"""Code-aware tokens, shared by every lexical index and by query analysis.
+
+An identifier is kept whole (lower-cased) and also split at snake_case and
+camelCase boundaries, so `registerHook`, `register_hook` and "register hook"
+meet. Parts get a light plural stem ("hooks" -> "hook"). Tokens are plain
+lower-case words joined by spaces, ready for SQLite FTS5's unicode61 tokenizer
+with `_` as a token character.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_MAX_TOKEN = 64
+
+# Words that carry no meaning in a question about code.
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been
+    before being below between both but by can could did do does doing done down during each
+    else few for from further get gets got had has have having he her here hers how i if in
+    into is it its itself just me more most my no nor not now of off on once only or other our
+    out over own same she should so some such than that the their them then there these they
+    this those through to too under until up us very was we were what when where which while
+    who whom why will with would you your yours explain tell show describe mean means used use
+    using happen happens work works way ways code codebase function method class file project
+    repository repo implement implemented implementation""".split()
+)
+
+
+def stem(word: str) -> str:
+    """Strip a plural ending; deliberately timid (no -ing/-ed) so identifiers survive."""
+    n = len(word)
+    if n > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if n > 4 and word.endswith(("sses", "shes", "ches", "xes", "zes")):
+        return word[:-2]
+    if n > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+@lru_cache(maxsize=200_000)
+def _identifier_tokens(ident: str) -> tuple[str, ...]:
+    whole = ident.lower().strip("_")
+    if not whole or len(whole) > _MAX_TOKEN:
+        return ()
+    parts = [p.lower() for seg in ident.split("_") if seg for p in _CAMEL.findall(seg)]
+    out = [whole] if len(whole) > 1 else []
+    if len(parts) > 1 or (parts and parts[0] != whole):
+        out.extend(stem(p) for p in parts if len(p) > 1)
+    elif len(whole) > 1:
+        stemmed = stem(whole)
+        if stemmed != whole:
+            out.append(stemmed)
+    return tuple(out)
+
+
+def iter_tokens(text: str) -> Iterator[str]:
+    for match in _WORD.finditer(text):
+        word = match.group()
+        if word[0].isdigit():
+            if 1 < len(word) <= 8:
+                yield word
+            continue
+        yield from _identifier_tokens(word)
+
+
+def code_tokens(text: str) -> list[str]:
+    """Every token of `text`, in order, duplicates kept (term frequency matters)."""
+    return list(iter_tokens(text))
+
+
+def path_tokens(path: str) -> list[str]:
+    """Directory and file names, split like identifiers, plus the extension."""
+    return code_tokens(path.replace("/", " ").replace(".", " ").replace("-", " "))
+
+
+def query_terms(text: str) -> list[str]:
+    """Distinct tokens of a question, stopwords dropped, in first-seen order."""
+    seen: dict[str, None] = {}
+    for tok in iter_tokens(text):
+        if tok not in STOPWORDS:
+            seen.setdefault(tok, None)
+    return list(seen)
+
+
+def join(tokens: Iterable[str]) -> str:
+    return " ".join(tokens)

@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.gitrepo import GIT_ENV, GitRepo
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No test sees the developer's keys, config or data directory."""
+    for name in list(os.environ):
+        if name.startswith(("OPENAI_", "PINECONE_", "SLACK_", "DISCORD_", "CODECITE_", "GITHUB_")):
+            monkeypatch.delenv(name, raising=False)
+    for name, value in GIT_ENV.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("CODECITE_HOME", str(tmp_path / "home"))
+    yield
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> Iterator[object]:
+    counter = iter(range(1000))
+
+    def factory(name: str | None = None, branch: str = "main") -> GitRepo:
+        return GitRepo(tmp_path / (name or f"repo{next(counter)}"), branch=branch)
+
+    yield factory
