@@ -136,6 +136,9 @@ class Settings(BaseSettings):
     webhook_secret: Annotated[
         SecretStr | None, Field(validation_alias=_env("CODECITE_WEBHOOK_SECRET"))
     ] = None
+    webhook_port: Annotated[
+        int, Field(validation_alias=_env("CODECITE_WEBHOOK_PORT"), ge=0, le=65535)
+    ] = 8787
 
     # Retrieval and answer knobs (defaults chosen on the development split).
     file_weight: Annotated[

@@ -55,11 +55,13 @@ class Chunk:
         return line_label(self.path, self.start_line, self.end_line)
 
     def embed_text(self) -> str:
-        """What an embedder sees: where the code lives, then the code."""
-        head = f"# {self.path}"
-        if self.header:
-            head += f"\n{self.header}"
-        return f"{head}\n{self.text}"
+        """What an embedder sees: the enclosing signature, then the code.
+
+        The path is left out on purpose: a renamed file or directory then needs
+        no new embeddings (the cache is keyed by this text); lexical search
+        covers paths.
+        """
+        return f"{self.header}\n{self.text}" if self.header else self.text
 
 
 def chunk_id(repo: str, path: str, digest: str) -> str:
@@ -129,10 +131,11 @@ class Freshness:
         """`main@abc1234, indexed 12 min ago`."""
         at = self.commit[:7] if self.commit else "working tree"
         ref = f"{self.branch}@{at}" if self.branch else at
-        return f"{self.repo} {ref}, indexed {_ago(self.indexed_at, self.now)}"
+        return f"{self.repo} {ref}, indexed {ago(self.indexed_at, self.now)}"
 
 
-def _ago(then: datetime, now: datetime | None) -> str:
+def ago(then: datetime, now: datetime | None = None) -> str:
+    """A short "12 min ago" for a past moment."""
     now = now or datetime.now(UTC)
     seconds = max(0, int((now - then).total_seconds()))
     if seconds < 60:

@@ -82,9 +82,13 @@ def path_tokens(path: str) -> list[str]:
 def query_terms(text: str) -> list[str]:
     """Distinct tokens of a question, stopwords dropped, in first-seen order."""
     seen: dict[str, None] = {}
-    for tok in iter_tokens(text):
-        if tok not in STOPWORDS:
-            seen.setdefault(tok, None)
+    for match in _WORD.finditer(text):
+        word = match.group()
+        if word.lower() in STOPWORDS:
+            continue  # drop the word before stemming, so "does" cannot survive as "doe"
+        for tok in iter_tokens(word):
+            if tok not in STOPWORDS:
+                seen.setdefault(tok, None)
     return list(seen)
 
 

@@ -1,0 +1,80 @@
+"""The terminal chat: a REPL over the core that keeps the conversation.
+
+Reads questions line by line from stdin, so it works interactively and when
+a question is piped in (`echo "..." | codecite chat`).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from rich.console import Console
+
+from adapters.cli.render import print_answer
+from adapters.errors import user_facing
+from bot.core import CLI, Core
+from bot.errors import BotError
+from bot.models import Turn
+
+HELP = (
+    "Ask about the indexed code. "
+    "Commands: /status, /repos, /reset (forget the conversation), /quit."
+)
+MAX_TURNS = 12
+
+
+def run_chat(
+    core: Core,
+    console: Console,
+    *,
+    scope: frozenset[str] | None = None,
+    stdin: TextIO | None = None,
+) -> int:
+    source = stdin or sys.stdin
+    interactive = source.isatty()
+    if interactive:
+        console.print(f"[bold]codecite[/bold] — {HELP}")
+    history: list[Turn] = []
+    while True:
+        if interactive:
+            console.print("[bold cyan]you>[/bold cyan] ", end="")
+        line = source.readline()
+        if not line:
+            return 0
+        text = line.strip()
+        if not text:
+            continue
+        if text in ("/quit", "/exit"):
+            return 0
+        if text == "/reset":
+            history.clear()
+            console.print("[dim]conversation cleared[/dim]")
+            continue
+        if text.startswith("/"):
+            console.print(_command(core, text[1:]), highlight=False)
+            continue
+        if not interactive:
+            console.print(f"[bold cyan]you>[/bold cyan] {text}", highlight=False)
+        try:
+            answer = core.ask(text, CLI, history, repos=scope)
+        except BotError as exc:
+            console.print(f"[red]{exc.user_message}[/red]", highlight=False)
+            continue
+        except Exception as exc:  # noqa: BLE001 - the chat survives any one failed question
+            console.print(f"[red]{user_facing(exc)}[/red]", highlight=False)
+            continue
+        print_answer(console, answer)
+        history = [*history, Turn("user", text), Turn("assistant", answer.text)][-MAX_TURNS:]
+
+
+CHAT_COMMANDS = ("status", "repos", "help", "reindex")
+
+
+def _command(core: Core, line: str) -> str:
+    if line.split(" ", 1)[0].lower() not in CHAT_COMMANDS:
+        return HELP
+    try:
+        return core.run_command(line, CLI).text or HELP
+    except BotError as exc:
+        return exc.user_message

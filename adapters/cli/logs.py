@@ -1,0 +1,91 @@
+"""Logging for entry points: details to a file, one-liners to the terminal, secrets redacted."""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from bot.config import Settings
+
+_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+class RedactSecrets(logging.Filter):
+    """Replace every configured secret value in a record's final text with ***."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        super().__init__()
+        self._secrets = sorted({s for s in secrets if len(s) >= 6}, key=len, reverse=True)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self._secrets:
+            return True
+        message = record.getMessage()
+        if record.exc_info:
+            message += "\n" + logging.Formatter().formatException(record.exc_info)
+            record.exc_info = None
+            record.exc_text = None
+        for secret in self._secrets:
+            message = message.replace(secret, "***")
+        record.msg, record.args = message, None
+        return True
+
+
+class _NoTraceback(logging.Formatter):
+    """Terminal lines: the message only, never a traceback."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return f"{record.levelname.lower()}: {record.getMessage()}"
+
+
+def secret_values(settings: Settings) -> list[str]:
+    fields = (
+        settings.openai_api_key,
+        settings.pinecone_api_key,
+        settings.slack_bot_token,
+        settings.slack_app_token,
+        settings.slack_signing_secret,
+        settings.discord_token,
+        settings.github_token,
+        settings.webhook_secret,
+    )
+    return [f.get_secret_value() for f in fields if f is not None]
+
+
+def setup_logging(
+    settings: Settings, *, verbose: bool = False, server: bool = False
+) -> Path | None:
+    """Configure the root logger once. Servers log fully to stderr; the CLI to a file."""
+    root = logging.getLogger()
+    root.handlers.clear()
+    root.setLevel(logging.INFO)
+    redact = RedactSecrets(secret_values(settings))
+    log_file: Path | None = None
+    if server:
+        handler: logging.Handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter(_FORMAT))
+        handler.addFilter(redact)
+        root.addHandler(handler)
+        return None
+    try:
+        settings.home.mkdir(parents=True, exist_ok=True)
+        log_file = settings.home / "codecite.log"
+        file_handler = logging.handlers.RotatingFileHandler(
+            log_file, maxBytes=5_000_000, backupCount=2, encoding="utf-8"
+        )
+        file_handler.setFormatter(logging.Formatter(_FORMAT))
+        file_handler.addFilter(redact)
+        root.addHandler(file_handler)
+    except OSError:
+        log_file = None
+    console = logging.StreamHandler(sys.stderr)
+    console.setLevel(logging.INFO if verbose else logging.WARNING)
+    console.setFormatter(_NoTraceback())
+    console.addFilter(redact)
+    root.addHandler(console)
+    for noisy in ("httpx", "httpx2", "openai", "urllib3", "slack_bolt", "discord"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    return log_file

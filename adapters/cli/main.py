@@ -1,0 +1,231 @@
+"""`codecite`: index repositories, ask and search them, chat, and run the bots.
+
+Bad input gets one line on stderr and a non-zero exit; details go to the log
+file in the data directory. Users never see a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from adapters.cli.chat import run_chat
+from adapters.cli.logs import setup_logging
+from adapters.cli.render import print_answer, print_report
+from adapters.errors import user_facing
+from bot.config import load_settings
+from bot.core import CLI, Core
+from bot.errors import BotError, ConfigError
+
+EXIT_USER_ERROR = 2
+EXIT_FAILURE = 1
+
+Handler = Callable[[Core, argparse.Namespace, Console], int]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="codecite", description="Ask questions about your code; get answers with cited lines."
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("index", help="index a git URL, a git repository or a directory")
+    p.add_argument("location", metavar="PATH_OR_URL")
+    p.add_argument("--name", help="name for the repository (default: from the path or URL)")
+    p.add_argument("--branch", help="branch to index (default: the remote's default / HEAD)")
+
+    p = sub.add_parser("ask", help="ask one question and print the answer")
+    p.add_argument("question")
+    p.add_argument("--repo", action="append", help="limit to this repository (repeatable)")
+
+    p = sub.add_parser("chat", help="a terminal chat; reads questions from stdin")
+    p.add_argument("--repo", action="append", help="limit to this repository (repeatable)")
+
+    p = sub.add_parser("search", help="ranked code locations for a question")
+    p.add_argument("question")
+    p.add_argument("--repo", action="append", help="limit to this repository (repeatable)")
+    p.add_argument("--top-k", type=int, default=10, help="how many hits (default 10)")
+    p.add_argument("--json", action="store_true", help="one JSON object per hit, best first")
+
+    sub.add_parser("status", help="what is indexed, at which commit, how fresh")
+    sub.add_parser("repos", help="list the indexed repositories")
+
+    p = sub.add_parser("reindex", help="re-ingest one or all repositories now")
+    p.add_argument("repo", nargs="?")
+
+    p = sub.add_parser("feedback", help="list the 👍/👎 votes people gave answers")
+    p.add_argument("--limit", type=int, default=50)
+
+    p = sub.add_parser("serve", help="run the chat bots (Slack and/or Discord) and the scheduler")
+    p.add_argument("--slack", action="store_true")
+    p.add_argument("--discord", action="store_true")
+    p.add_argument("--port", type=int, help="HTTP port for Slack (default $PORT, else 3000)")
+    p.add_argument("--no-schedule", action="store_true", help="don't re-ingest on a schedule")
+    p.add_argument("--webhook-port", type=int, help="port for push webhooks (needs the secret)")
+
+    p = sub.add_parser("schedule", help="re-ingest configured repositories on their schedules")
+    p.add_argument("--webhook-port", type=int, help="port for push webhooks (needs the secret)")
+    return parser
+
+
+def _scope(args: argparse.Namespace) -> frozenset[str] | None:
+    repos: list[str] | None = getattr(args, "repo", None)
+    return frozenset(repos) if repos else None
+
+
+def cmd_index(core: Core, args: argparse.Namespace, console: Console) -> int:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    ) as bar:
+        tasks: dict[str, object] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)  # type: ignore[arg-type]
+
+        report = core.index_repo(
+            args.location, name=args.name, branch=args.branch, progress=progress
+        )
+    print_report(console, report)
+    return 0
+
+
+def cmd_ask(core: Core, args: argparse.Namespace, console: Console) -> int:
+    answer = core.ask(args.question, CLI, repos=_scope(args))
+    print_answer(console, answer)
+    return 0
+
+
+def cmd_chat(core: Core, args: argparse.Namespace, console: Console) -> int:
+    return run_chat(core, console, scope=_scope(args))
+
+
+def cmd_search(core: Core, args: argparse.Namespace, console: Console) -> int:
+    if args.top_k < 1:
+        raise BotError("--top-k must be at least 1.")
+    hits = core.search(args.question, CLI, repos=_scope(args), top_k=args.top_k)
+    for hit in hits:
+        c = hit.chunk
+        if args.json:
+            row = {
+                "repo": c.repo,
+                "path": c.path,
+                "start_line": c.start_line,
+                "end_line": c.end_line,
+                "symbol": c.symbol,
+                "kind": c.kind,
+                "score": round(hit.score, 6),
+            }
+            sys.stdout.write(json.dumps(row) + "\n")
+        else:
+            what = f"  {c.symbol}" if c.symbol else ""
+            console.print(f"{hit.score:7.4f}  {c.repo}: {c.label}{what}", highlight=False)
+    return 0
+
+
+def cmd_status(core: Core, args: argparse.Namespace, console: Console) -> int:
+    console.print(core.run_command("status", CLI).text, highlight=False)
+    return 0
+
+
+def cmd_repos(core: Core, args: argparse.Namespace, console: Console) -> int:
+    console.print(core.run_command("repos", CLI).text, highlight=False)
+    return 0
+
+
+def cmd_reindex(core: Core, args: argparse.Namespace, console: Console) -> int:
+    console.print(core.reindex(args.repo, CLI), highlight=False)
+    return 0
+
+
+def cmd_feedback(core: Core, args: argparse.Namespace, console: Console) -> int:
+    rows = core.feedback.list(limit=args.limit)
+    if not rows:
+        console.print("No feedback yet.")
+    for r in rows:
+        vote = "👍" if r.vote > 0 else "👎"
+        cites = ", ".join(r.citations) or "no citations"
+        console.print(
+            f"{r.at:%Y-%m-%d %H:%M} {vote} {r.platform}/{r.channel} {r.voter}: {r.question!r} "
+            f"[dim]({cites})[/dim]",
+            highlight=False,
+        )
+    return 0
+
+
+def cmd_serve(core: Core, args: argparse.Namespace, console: Console) -> int:
+    from adapters.serve import serve
+
+    return serve(
+        core,
+        slack=args.slack,
+        discord=args.discord,
+        port=args.port,
+        schedule=not args.no_schedule,
+        webhook_port=args.webhook_port,
+    )
+
+
+def cmd_schedule(core: Core, args: argparse.Namespace, console: Console) -> int:
+    from adapters.serve import run_scheduler
+
+    return run_scheduler(core, webhook_port=args.webhook_port)
+
+
+HANDLERS: dict[str, Handler] = {
+    "index": cmd_index,
+    "ask": cmd_ask,
+    "chat": cmd_chat,
+    "search": cmd_search,
+    "status": cmd_status,
+    "repos": cmd_repos,
+    "reindex": cmd_reindex,
+    "feedback": cmd_feedback,
+    "serve": cmd_serve,
+    "schedule": cmd_schedule,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    console = Console(highlight=False)
+    err = Console(stderr=True, highlight=False)
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        err.print(f"error: {exc.user_message}")
+        return EXIT_USER_ERROR
+    setup_logging(settings, verbose=args.verbose, server=args.command in ("serve", "schedule"))
+    core: Core | None = None
+    try:
+        core = Core.from_settings(settings)
+        return HANDLERS[args.command](core, args, console)
+    except BotError as exc:
+        err.print(f"error: {exc.user_message}")
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the boundary: one line, never a traceback
+        err.print(f"error: {user_facing(exc)}")
+        return EXIT_FAILURE
+    finally:
+        if core is not None:
+            core.close()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,54 @@
+"""Terminal rendering of answers, search hits and ingest reports."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.table import Table
+
+from bot.ingest.pipeline import IngestReport
+from bot.models import Answer
+
+
+def print_answer(console: Console, answer: Answer, *, details: bool = True) -> None:
+    console.print(Markdown(answer.text))
+    if answer.citations:
+        console.print()
+        console.print("[bold]Sources[/bold]")
+        for cite in answer.citations:
+            where = cite.url or f"{cite.repo}: {cite.path}"
+            console.print(f"  {cite.label}  [dim]{where}[/dim]", highlight=False)
+    if answer.freshness:
+        console.print()
+        for fresh in answer.freshness:
+            console.print(f"[dim]{fresh.describe()}[/dim]", highlight=False)
+    if details:
+        u = answer.usage
+        total = answer.timings.get("total", 0.0)
+        tokens = f"{u.prompt_tokens} in / {u.completion_tokens} out"
+        if u.embedding_tokens:
+            tokens += f" / {u.embedding_tokens} embedding"
+        console.print(f"[dim]{answer.mode} answer in {total:.2f}s; tokens {tokens}[/dim]")
+
+
+def print_report(console: Console, report: IngestReport) -> None:
+    table = Table(title=f"Indexed {report.repo}", show_header=False, title_justify="left")
+    table.add_row("commit", f"{report.branch or '-'}@{report.commit[:12] or 'working tree'}")
+    table.add_row(
+        "files",
+        f"{report.files:,} indexed ({report.files_added:,} new, {report.files_changed:,} changed, "
+        f"{report.files_removed:,} removed)",
+    )
+    table.add_row(
+        "chunks", f"{report.chunks:,} (+{report.chunks_added:,} / -{report.chunks_removed:,})"
+    )
+    skipped = ", ".join(f"{reason} {n:,}" for reason, n in sorted(report.skipped.items()))
+    table.add_row("skipped", skipped or "none")
+    if report.embedded_inputs or report.embedding_tokens_saved:
+        table.add_row(
+            "embeddings",
+            f"{report.embedded_inputs:,} inputs, {report.embedding_tokens:,} tokens "
+            f"({report.embedding_tokens_saved:,} saved by the cache)",
+        )
+    table.add_row("time", f"{report.seconds:.1f}s")
+    console.print(table)

@@ -1,0 +1,31 @@
+"""What a user sees when something fails: one sentence and an incident id.
+
+The details (exception, traceback) go to the log under the same id, so a
+report from a user can be matched to the log line. Never raw exception text.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from bot.errors import BotError
+
+log = logging.getLogger(__name__)
+
+GENERIC = "Something went wrong on my side."
+
+
+def incident_id() -> str:
+    return uuid.uuid4().hex[:8]
+
+
+def user_facing(exc: BaseException) -> str:
+    """Log `exc` with a fresh incident id and return the sentence to show the user."""
+    ref = incident_id()
+    if isinstance(exc, BotError):
+        # Expected failures: no traceback needed, the detail is enough.
+        log.warning("incident %s: %s: %s", ref, type(exc).__name__, exc.detail or exc.user_message)
+        return f"{exc.user_message} (incident {ref})"
+    log.error("incident %s: unexpected error", ref, exc_info=exc)
+    return f"{GENERIC} Please try again. (incident {ref})"

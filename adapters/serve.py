@@ -1,0 +1,105 @@
+"""`codecite serve` and `codecite schedule`: the long-running processes.
+
+`serve` starts the chat adapters the environment is configured for (with no
+flag, every adapter whose token is set) and, unless told not to, the
+re-ingest scheduler and the push-webhook receiver. Slack runs in a thread,
+Discord owns the main thread's event loop. `schedule` runs only the
+scheduler (and webhooks), for a separate worker process.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from bot.core import Core
+from bot.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+
+def serve(
+    core: Core,
+    *,
+    slack: bool = False,
+    discord: bool = False,
+    port: int | None = None,
+    schedule: bool = True,
+    webhook_port: int | None = None,
+) -> int:
+    slack, discord = _adapters(core, slack, discord)
+    with _background_ingest(core, enabled=schedule, webhook_port=webhook_port):
+        if slack and discord:
+            from adapters.discord.serve import serve_discord
+            from adapters.slack.serve import serve_slack
+
+            thread = threading.Thread(
+                target=serve_slack, args=(core,), kwargs={"port": port}, name="slack", daemon=True
+            )
+            thread.start()
+            serve_discord(core)
+        elif slack:
+            from adapters.slack.serve import serve_slack
+
+            serve_slack(core, port=port)
+        else:
+            from adapters.discord.serve import serve_discord
+
+            serve_discord(core)
+    return 0
+
+
+def run_scheduler(core: Core, *, webhook_port: int | None = None) -> int:
+    if not core.config.repos:
+        raise ConfigError("No repositories to schedule: list them as [[repos]] in codecite.toml.")
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    with _background_ingest(core, enabled=True, webhook_port=webhook_port):
+        stop.wait()
+    return 0
+
+
+def _adapters(core: Core, slack: bool, discord: bool) -> tuple[bool, bool]:
+    s = core.settings
+    if not slack and not discord:
+        slack = s.slack_bot_token is not None
+        discord = s.discord_token is not None
+    if not slack and not discord:
+        raise ConfigError(
+            "Nothing to serve: set SLACK_BOT_TOKEN (Slack) or DISCORD_TOKEN (Discord)."
+        )
+    if slack and s.slack_bot_token is None:
+        raise ConfigError("SLACK_BOT_TOKEN is not set.")
+    if discord and s.discord_token is None:
+        raise ConfigError("DISCORD_TOKEN is not set.")
+    return slack, discord
+
+
+@contextmanager
+def _background_ingest(core: Core, *, enabled: bool, webhook_port: int | None) -> Iterator[None]:
+    """The scheduler (when codecite.toml lists repositories) and, with a secret, webhooks."""
+    if not enabled or not core.config.repos:
+        yield
+        return
+    from adapters.webhook import WebhookServer
+    from bot.schedule import IngestScheduler
+
+    scheduler = IngestScheduler(core)
+    scheduler.install()
+    scheduler.start()
+    webhooks = None
+    secret = core.settings.webhook_secret
+    if secret is not None:
+        port = webhook_port if webhook_port is not None else core.settings.webhook_port
+        webhooks = WebhookServer(scheduler, secret.get_secret_value(), port=port)
+        webhooks.start()
+    try:
+        yield
+    finally:
+        if webhooks is not None:
+            webhooks.stop()
+        scheduler.shutdown()

@@ -1,0 +1,51 @@
+"""Map the model's `[n]` markers to citations that come from retrieval metadata only.
+
+A marker that does not name a retrieved source is dropped, so a citation's
+path and line range are always ours, never the model's text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from bot.models import Citation
+from bot.retrieval.retriever import Source
+
+_MARKER = r"\[\d{1,3}(?:\s*,\s*\d{1,3})*\]"
+_RUN = re.compile(rf"{_MARKER}(?:\s*{_MARKER})*")  # "[1][2]" or "[1, 2] [3]" as one group
+
+Permalink = Callable[[Source], str]
+
+
+def resolve_citations(
+    text: str, sources: Sequence[Source], permalink: Permalink
+) -> tuple[str, tuple[Citation, ...]]:
+    """Replace `[n]` (and `[n, m]`) with source labels; return the cited sources in order."""
+    used: dict[int, Citation] = {}
+
+    def replace(match: re.Match[str]) -> str:
+        labels = []
+        for raw in re.findall(r"\d+", match.group()):
+            n = int(raw)
+            if not 1 <= n <= len(sources):
+                continue  # not a retrieved source: drop it
+            if n not in used:
+                used[n] = to_citation(sources[n - 1], permalink)
+            labels.append(f"({used[n].label})")
+        return " ".join(dict.fromkeys(labels))
+
+    rewritten = _RUN.sub(replace, text)
+    rewritten = re.sub(r"[ \t]+([.,;:])", r"\1", rewritten)
+    return rewritten, tuple(used.values())
+
+
+def to_citation(source: Source, permalink: Permalink) -> Citation:
+    return Citation(
+        repo=source.repo,
+        path=source.path,
+        start_line=source.start_line,
+        end_line=source.end_line,
+        url=permalink(source),
+        symbol=source.symbol,
+    )

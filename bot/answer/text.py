@@ -1,0 +1,92 @@
+"""Platform-neutral text shaping for answers: citation links and safe splitting.
+
+Adapters pass a formatter for their link syntax; the core never knows which
+platform asked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from bot.models import Citation
+
+LinkFormat = Callable[[str, str], str]  # (label, url) -> platform link
+
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def link_citations(text: str, citations: Sequence[Citation], fmt: LinkFormat) -> str:
+    """Turn each citation label outside code fences into a link (labels without a URL stay)."""
+    by_label = {c.label: c.url for c in citations if c.url}
+    if not by_label:
+        return text
+    pattern = re.compile("|".join(re.escape(k) for k in sorted(by_label, key=len, reverse=True)))
+    out: list[str] = []
+    in_fence = False
+    for line in text.splitlines(keepends=True):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            out.append(line)
+            continue
+        if in_fence:
+            out.append(line)
+            continue
+        out.append(pattern.sub(lambda m: fmt(m.group(), by_label[m.group()]), line))
+    return "".join(out)
+
+
+def split_message(text: str, limit: int) -> list[str]:
+    """Split markdown into pieces of at most `limit` characters.
+
+    Prefers paragraph, then line boundaries; never leaves a code fence open in
+    a piece (it is closed and reopened, with its language, in the next one).
+    A single line longer than the limit is cut hard as a last resort.
+    """
+    if limit < 20:
+        raise ValueError("limit too small to split safely")
+    if len(text) <= limit:
+        return [text]
+    pieces: list[str] = []
+    current: list[str] = []
+    size = 0
+    fence_open = ""  # the opening fence line of the block we are inside, or ""
+
+    def flush() -> None:
+        nonlocal current, size
+        body = "".join(current).rstrip("\n")
+        if fence_open:
+            body += "\n```"
+        if body.strip():
+            pieces.append(body)
+        current = [fence_open + "\n"] if fence_open else []
+        size = sum(len(p) for p in current)
+
+    for line in _lines_within(text, limit - 8):
+        closing = 4 if fence_open or _FENCE.match(line) else 0
+        blank_break = not line.strip() and not fence_open and size > limit // 2
+        if size + len(line) + closing > limit or blank_break:
+            flush()
+            if blank_break:
+                continue
+        current.append(line)
+        size += len(line)
+        if _FENCE.match(line):
+            fence_open = "" if fence_open else line.strip()
+    if fence_open:
+        fence_open = ""
+    body = "".join(current).rstrip("\n")
+    if body.strip():
+        pieces.append(body)
+    return pieces
+
+
+def _lines_within(text: str, width: int) -> list[str]:
+    """Lines with their newlines; any line longer than `width` is cut into parts."""
+    lines: list[str] = []
+    for line in text.splitlines(keepends=True):
+        while len(line) > width:
+            lines.append(line[:width] + "\n")
+            line = line[width:]
+        lines.append(line)
+    return lines

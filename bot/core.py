@@ -1,0 +1,371 @@
+"""The shared core every adapter calls: answer a question within a scope, and the commands.
+
+Nothing here knows which chat platform asked. Adapters build a `Context`,
+call `ask` or `run_command`, and render what comes back; every failure is a
+`BotError` with a sentence fit for the user.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from bot.answer.base import LLM
+from bot.answer.citations import resolve_citations
+from bot.answer.extractive import extractive_answer
+from bot.answer.prompts import NOT_ANSWERED, build_messages
+from bot.config import ChannelConfig, FileConfig, Settings, load_file_config, load_settings
+from bot.embedding.base import Embedder
+from bot.errors import BotError, NotIndexedError, PermissionDenied, QuestionError, ScopeError
+from bot.factory import make_embedder, make_index, make_llm
+from bot.feedback import FeedbackStore
+from bot.index.base import Index
+from bot.ingest.hosting import permalink
+from bot.ingest.pipeline import IngestOptions, Ingestor, IngestReport, Progress
+from bot.ingest.sources import default_name
+from bot.locks import RepositoryBusy, repo_lock
+from bot.models import (
+    Answer,
+    AnswerMode,
+    Citation,
+    Freshness,
+    Hit,
+    Question,
+    RepoState,
+    Turn,
+    Usage,
+)
+from bot.retrieval.retriever import Retriever, Source
+from bot.runs import Run, RunLog
+from bot.views import help_text, reindex_text, repos_text, status_text
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Who asks, and from where."""
+
+    platform: str
+    user: str
+    channel: str = ""
+    guild: str = ""
+    is_dm: bool = False
+    roles: tuple[str, ...] = ()
+
+
+CLI = Context(platform="cli", user="local")
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    text: str
+    answer: Answer | None = None
+    ephemeral: bool = False
+
+
+class Core:
+    def __init__(
+        self,
+        settings: Settings,
+        config: FileConfig,
+        index: Index,
+        *,
+        llm: LLM | None = None,
+        embedder: Embedder | None = None,
+        feedback: FeedbackStore | None = None,
+    ) -> None:
+        self.settings = settings
+        self.config = config
+        self.index = index
+        self.llm = llm
+        self.embedder = embedder
+        self.feedback = feedback or FeedbackStore(settings.home / "feedback.sqlite")
+        self.retriever = Retriever(
+            index,
+            embedder,
+            file_weight=settings.file_weight,
+            context_tokens=settings.context_tokens,
+        )
+        self.runs = RunLog(settings.home / "runs.sqlite")
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings | None = None, config: FileConfig | None = None
+    ) -> Core:
+        settings = settings or load_settings()
+        if config is None:
+            config = load_file_config(settings.resolved_config_path())
+        embedder = make_embedder(settings)
+        return cls(
+            settings,
+            config,
+            make_index(settings),
+            llm=make_llm(settings),
+            embedder=embedder,
+        )
+
+    # -- questions ---------------------------------------------------------------------------
+
+    def ask(
+        self,
+        text: str,
+        ctx: Context,
+        conversation: Sequence[Turn] = (),
+        *,
+        repos: frozenset[str] | None = None,
+    ) -> Answer:
+        """Answer within ctx's scope, optionally narrowed to `repos` (which must lie inside it)."""
+        question = Question(
+            text=self._validated(text),
+            scope=self._narrowed(self.scope_for(ctx), repos),
+            conversation=tuple(conversation),
+            user=ctx.user,
+            channel=ctx.channel,
+        )
+        return self.answer(question)
+
+    def answer(self, question: Question) -> Answer:
+        started = time.perf_counter()
+        states = self._states_in_scope(question.scope)
+        repos = None if question.scope is None else frozenset(states)
+        retrieval = self.retriever.retrieve(_retrieval_text(question), repos)
+        answered_at = time.perf_counter()
+        link = self._permalinker(states)
+        usage = Usage(embedding_tokens=retrieval.embedding_tokens)
+        citations: tuple[Citation, ...]
+        mode: AnswerMode
+        if not retrieval.sources:
+            text, citations, mode = NOT_ANSWERED, (), "empty"
+        elif self.llm is None:
+            terms = (*retrieval.analysis.terms, *retrieval.analysis.exact_terms)
+            text, citations = extractive_answer(terms, retrieval.sources, link)
+            mode = "extractive"
+        else:
+            messages = build_messages(question.text, retrieval.sources, question.conversation)
+            completion = self.llm.complete(messages, max_tokens=self.settings.answer_max_tokens)
+            text, citations = resolve_citations(completion.text, retrieval.sources, link)
+            usage = usage + Usage(completion.prompt_tokens, completion.completion_tokens)
+            mode = "llm"
+        cited: set[str] = {c.repo for c in citations} or set(states)
+        timings = {
+            **retrieval.timings,
+            "answer": time.perf_counter() - answered_at,
+            "total": time.perf_counter() - started,
+        }
+        return Answer(
+            text=text,
+            citations=citations,
+            freshness=_freshness(states, cited),
+            usage=usage,
+            timings=timings,
+            mode=mode,
+        )
+
+    def search(
+        self, text: str, ctx: Context, *, repos: frozenset[str] | None = None, top_k: int = 10
+    ) -> list[Hit]:
+        scope = self._narrowed(self.scope_for(ctx), repos)
+        states = self._states_in_scope(scope)
+        in_scope = None if scope is None else frozenset(states)
+        return self.retriever.search(self._validated(text), in_scope, top_k=top_k)
+
+    @staticmethod
+    def _narrowed(
+        scope: frozenset[str] | None, repos: frozenset[str] | None
+    ) -> frozenset[str] | None:
+        if repos is None:
+            return scope
+        outside = sorted(repos - scope) if scope is not None else []
+        if outside:
+            raise ScopeError(f"The repository {outside[0]!r} is not available here.")
+        return repos
+
+    def _validated(self, text: str) -> str:
+        text = text.strip()
+        if not text:
+            raise QuestionError("Please ask a question about the code, e.g. `where do we retry?`")
+        limit = self.config.limits.max_question_chars
+        if len(text) > limit:
+            raise QuestionError(
+                f"That question is too long ({len(text):,} characters; the limit is {limit:,})."
+            )
+        return text
+
+    def _states_in_scope(self, scope: frozenset[str] | None) -> dict[str, RepoState]:
+        states = {s.name: s for s in self.index.repo_states()}
+        if not states:
+            raise NotIndexedError()
+        if scope is None:
+            return states
+        in_scope = {name: states[name] for name in scope if name in states}
+        if not in_scope:
+            if scope and len(scope) == 1 and next(iter(scope)) not in states:
+                raise NotIndexedError(f"The repository {next(iter(scope))!r} is not indexed.")
+            raise NotIndexedError("None of the repositories available here is indexed yet.")
+        return in_scope
+
+    def _permalinker(self, states: dict[str, RepoState]) -> _Permalinker:
+        return _Permalinker(states)
+
+    # -- scope and permissions ---------------------------------------------------------------
+
+    def scope_for(self, ctx: Context) -> frozenset[str] | None:
+        """The repositories `ctx` may see; None means every indexed repository."""
+        if (
+            ctx.is_dm
+            and self.config.dm_allowlist is not None
+            and ctx.user not in self.config.dm_allowlist
+        ):
+            raise PermissionDenied(
+                "Direct messages to codecite are not enabled for you; ask in a channel."
+            )
+        channel = self.channel_config(ctx.channel)
+        if channel is not None:
+            return frozenset(channel.repos)
+        guild = self.channel_config(ctx.guild) if ctx.guild else None
+        if guild is not None:
+            return frozenset(guild.repos)
+        if self.config.default_scope is not None:
+            return frozenset(self.config.default_scope)
+        return None
+
+    def channel_config(self, channel: str) -> ChannelConfig | None:
+        return self.config.channels.get(channel) if channel else None
+
+    def is_admin(self, ctx: Context) -> bool:
+        if ctx.platform == "cli":
+            return True  # whoever runs the CLI already has the data directory
+        role = self.config.discord.admin_role
+        return ctx.user in self.config.admins or bool(role and role in ctx.roles)
+
+    # -- commands ----------------------------------------------------------------------------
+
+    def run_command(self, line: str, ctx: Context) -> CommandResult:
+        word, _, rest = line.strip().partition(" ")
+        command = word.lower()
+        if command in ("", "help"):
+            return CommandResult(help_text(), ephemeral=True)
+        if command == "status":
+            return CommandResult(status_text(self, self.scope_for(ctx)), ephemeral=True)
+        if command == "repos":
+            return CommandResult(repos_text(self, self.scope_for(ctx)), ephemeral=True)
+        if command == "reindex":
+            return CommandResult(self.reindex(rest.strip() or None, ctx))
+        question = rest if command == "ask" else line
+        return CommandResult("", answer=self.ask(question, ctx))
+
+    def reindex(self, repo: str | None, ctx: Context) -> str:
+        if not self.is_admin(ctx):
+            raise PermissionDenied()
+        targets = self._reindex_targets(repo, ctx)
+        results: list[tuple[str, IngestReport | BotError]] = []
+        for name, location, branch in targets:
+            try:
+                report = self.index_repo(
+                    location, name=name, branch=branch or None, trigger=f"{ctx.platform} command"
+                )
+                results.append((name, report))
+            except BotError as exc:
+                log.warning("reindex of %s failed: %s", name, exc.detail or exc.user_message)
+                results.append((name, exc))
+        return reindex_text(results)
+
+    def _reindex_targets(self, repo: str | None, ctx: Context) -> list[tuple[str, str, str]]:
+        configured = {r.name: (r.name, r.location, r.branch) for r in self.config.repos}
+        recorded = {s.name: (s.name, s.source, s.branch) for s in self.index.repo_states()}
+        known = {**recorded, **configured}
+        scope = self.scope_for(ctx)
+        if repo is not None:
+            if repo not in known or (scope is not None and repo not in scope):
+                raise ScopeError(f"There is no repository named {repo!r} here.")
+            return [known[repo]]
+        return [t for name, t in sorted(known.items()) if scope is None or name in scope]
+
+    def index_repo(
+        self,
+        location: str,
+        *,
+        name: str | None = None,
+        branch: str | None = None,
+        progress: Progress | None = None,
+        trigger: str = "cli",
+        wait: float | None = None,
+        quick: bool = False,
+    ) -> IngestReport:
+        """Ingest what changed, holding the repository's lock; every run is logged for status.
+
+        `wait` bounds how long to wait for another ingest of the same repository
+        (None: as long as it takes; 0: give up at once with RepositoryBusy).
+        `quick` skips all work when the source's commit equals the indexed one.
+        """
+        name = name or default_name(location)
+        started = datetime.now(UTC)
+        clock = time.monotonic()
+        try:
+            with repo_lock(self.settings.home, name, wait=wait):
+                report = self._ingest(location, name, branch, progress, quick)
+        except RepositoryBusy:
+            raise
+        except BotError as exc:
+            self.runs.record(Run.failed(name, started, time.monotonic() - clock, trigger, exc))
+            raise
+        self.runs.record(Run.from_report(report, started, trigger))
+        return report
+
+    def _ingest(
+        self,
+        location: str,
+        name: str,
+        branch: str | None,
+        progress: Progress | None,
+        quick: bool,
+    ) -> IngestReport:
+        configured = self.config.repo(name)
+        options = IngestOptions(
+            name=name,
+            branch=branch or (configured.branch if configured else None) or None,
+            include=configured.include if configured else (),
+            exclude=configured.exclude if configured else (),
+            token=self.settings.github_token.get_secret_value()
+            if self.settings.github_token
+            else None,
+            max_file_bytes=self.settings.max_file_bytes,
+        )
+        ingestor = Ingestor(self.index, home=self.settings.home, embedder=self.embedder)
+        return ingestor.ingest(location, options, progress, quick=quick)
+
+    def close(self) -> None:
+        self.index.close()
+        self.feedback.close()
+        self.runs.close()
+
+
+class _Permalinker:
+    """Links a source at its repository's indexed commit ("" for local repositories)."""
+
+    def __init__(self, states: dict[str, RepoState]) -> None:
+        self._states = states
+
+    def __call__(self, source: Source) -> str:
+        state = self._states.get(source.repo)
+        if state is None:
+            return ""
+        return permalink(
+            state.web_url, state.commit, source.path, source.start_line, source.end_line
+        )
+
+
+def _retrieval_text(question: Question) -> str:
+    """A follow-up like "and who calls it?" needs the previous question to be searchable."""
+    previous = [t.text for t in question.conversation if t.role == "user"]
+    if previous and len(question.text) < 200:
+        return f"{question.text}\n{previous[-1][:500]}"
+    return question.text
+
+
+def _freshness(states: dict[str, RepoState], repos: set[str]) -> tuple[Freshness, ...]:
+    return tuple(states[name].freshness() for name in sorted(repos) if name in states)

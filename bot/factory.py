@@ -1,0 +1,59 @@
+"""Build the index, model and embedder the settings ask for (and nothing else)."""
+
+from __future__ import annotations
+
+from bot.answer.base import LLM
+from bot.config import Settings
+from bot.embedding.base import Embedder
+from bot.errors import ConfigError
+from bot.index.base import Index
+
+PLACEHOLDER_KEY = "unused"  # keyless OpenAI-compatible servers (Ollama, vLLM) still need a value
+
+
+def _api_key(settings: Settings) -> str:
+    key = settings.openai_api_key
+    return key.get_secret_value() if key is not None else PLACEHOLDER_KEY
+
+
+def make_index(settings: Settings) -> Index:
+    if settings.index == "pinecone":
+        from bot.index.pinecone import PineconeIndex
+
+        return PineconeIndex.from_settings(settings)
+    from bot.index.local import LocalIndex
+
+    return LocalIndex(settings.index_path)
+
+
+def make_llm(settings: Settings) -> LLM | None:
+    if not settings.llm_configured:
+        return None
+    from bot.answer.openai_chat import OpenAIChat
+
+    return OpenAIChat(
+        settings.chat_model,
+        api_key=_api_key(settings),
+        base_url=settings.openai_base_url,
+        timeout=settings.llm_timeout,
+    )
+
+
+def make_embedder(settings: Settings) -> Embedder | None:
+    if not settings.embeddings_configured:
+        return None
+    from bot.embedding.cache import EmbeddingCache
+    from bot.embedding.openai_embedder import OpenAIEmbedder
+
+    try:
+        cache = EmbeddingCache(settings.home / "embeddings.sqlite")
+    except OSError as exc:
+        raise ConfigError(f"Cannot create the embedding cache in {settings.home}.") from exc
+    return OpenAIEmbedder(
+        settings.embed_model,
+        api_key=_api_key(settings),
+        base_url=settings.openai_base_url,
+        dimensions=settings.embed_dimensions,
+        cache=cache,
+        timeout=settings.llm_timeout,
+    )

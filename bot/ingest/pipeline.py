@@ -1,0 +1,323 @@
+"""Ingest one repository: list, diff against the index, chunk, embed, apply atomically.
+
+Re-ingest semantics, by file (compared on git blob ids, so force-pushes and
+rewritten history need no special case):
+  - unchanged blob        -> skipped entirely (not read, not chunked)
+  - new or changed blob   -> re-chunked; only chunk ids not already indexed are
+                             written, and only their text is embedded (the
+                             embedding cache also spares renamed text)
+  - vanished path         -> its chunks are deleted
+The new repository state is written in the same change set, so a reader sees
+the old state or the whole new one, and a crash leaves the old one answering.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bot.embedding.base import Embedder
+from bot.errors import SourceError
+from bot.index.base import ChangeSet, Index
+from bot.ingest.chunking import chunk_file
+from bot.ingest.languages import language_for
+from bot.ingest.probe import current_commit
+from bot.ingest.sources import Source, SourceFile, default_name, open_source
+from bot.models import Chunk, FileDoc, FileEntry, RepoState
+
+log = logging.getLogger(__name__)
+
+# Bumped when chunking or indexed text changes, so every file is re-chunked once.
+PIPELINE_VERSION = "1"
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+@dataclass(frozen=True, slots=True)
+class IngestOptions:
+    name: str | None = None
+    branch: str | None = None
+    include: Sequence[str] = ()
+    exclude: Sequence[str] = ()
+    token: str | None = None
+    max_file_bytes: int = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class IngestReport:
+    repo: str
+    branch: str
+    commit: str
+    files: int
+    files_added: int
+    files_changed: int
+    files_removed: int
+    chunks: int
+    chunks_added: int
+    chunks_removed: int
+    skipped: dict[str, int] = field(default_factory=dict)
+    embedded_inputs: int = 0
+    embedding_tokens: int = 0
+    embedding_tokens_saved: int = 0
+    seconds: float = 0.0
+
+    @property
+    def unchanged(self) -> bool:
+        return not (self.files_added or self.files_changed or self.files_removed)
+
+
+def file_key(blob: str) -> str:
+    return f"{PIPELINE_VERSION}:{blob}"
+
+
+class Ingestor:
+    def __init__(self, index: Index, *, home: Path, embedder: Embedder | None = None) -> None:
+        self._index = index
+        self._embedder = embedder
+        self._home = home
+
+    def ingest(
+        self,
+        location: str,
+        options: IngestOptions,
+        progress: Progress | None = None,
+        *,
+        quick: bool = False,
+    ) -> IngestReport:
+        """Bring the index of one repository up to date with its source.
+
+        `quick`: first ask the source for its commit without fetching; when it is
+        the indexed commit (and the index was built by this pipeline version),
+        nothing is fetched, listed, read or embedded.
+        """
+        started = time.monotonic()
+        name = options.name or default_name(location)
+        self._check_name_free(name, location)
+        if quick:
+            unchanged = self._unchanged(name, location, options)
+            if unchanged is not None:
+                return replace(unchanged, seconds=time.monotonic() - started)
+        source = open_source(
+            location,
+            home=self._home,
+            name=name,
+            branch=options.branch,
+            token=options.token,
+            max_file_bytes=options.max_file_bytes,
+            include=options.include,
+            exclude=options.exclude,
+        )
+        old = self._index.manifest(name)
+        listed, skipped = _indexable_files(source)
+        changed = [f for f in listed if _needs_work(old.get(f.path), f)]
+        removed = sorted(set(old) - {f.path for f in listed})
+        docs, chunks = self._chunk(source, name, changed, progress)
+        change, added, dropped = _change_set(name, source, old, docs, chunks, removed, len(listed))
+        tokens_before, saved_before = self._embedding_counters()
+        vectors = self._embed(change.upserts, progress)
+        self._index.apply(_with_vectors(change, vectors))
+        tokens_after, saved_after = self._embedding_counters()
+        report = IngestReport(
+            repo=name,
+            branch=source.checkout.branch,
+            commit=source.checkout.commit,
+            files=len(listed),
+            files_added=sum(1 for d in docs if d.path not in old),
+            files_changed=sum(1 for d in docs if d.path in old),
+            files_removed=len(removed),
+            chunks=change.state.chunks,
+            chunks_added=added,
+            chunks_removed=dropped,
+            skipped=dict(skipped),
+            embedded_inputs=len(vectors),
+            embedding_tokens=tokens_after - tokens_before,
+            embedding_tokens_saved=saved_after - saved_before,
+            seconds=time.monotonic() - started,
+        )
+        log.info(
+            "indexed %s@%s: %d files (%d new, %d changed, %d removed), %d chunks (+%d/-%d)",
+            name,
+            report.commit[:7],
+            report.files,
+            report.files_added,
+            report.files_changed,
+            report.files_removed,
+            report.chunks,
+            added,
+            dropped,
+        )
+        return report
+
+    def _unchanged(self, name: str, location: str, options: IngestOptions) -> IngestReport | None:
+        state = next((s for s in self._index.repo_states() if s.name == name), None)
+        if state is None or not state.commit:
+            return None
+        manifest = self._index.manifest(name)
+        if any(not e.blob.startswith(file_key("")) for e in manifest.values()):
+            return None  # built by another pipeline version: everything is re-chunked
+        if current_commit(location, options.branch, options.token) != state.commit:
+            return None
+        # Confirmed current: only the freshness moves.
+        self._index.apply(ChangeSet(repo=name, state=replace(state, indexed_at=datetime.now(UTC))))
+        return IngestReport(
+            repo=name,
+            branch=state.branch,
+            commit=state.commit,
+            files=state.files,
+            files_added=0,
+            files_changed=0,
+            files_removed=0,
+            chunks=state.chunks,
+            chunks_added=0,
+            chunks_removed=0,
+        )
+
+    def _check_name_free(self, name: str, location: str) -> None:
+        for state in self._index.repo_states():
+            if state.name == name and not _same_source(state.source, location):
+                raise SourceError(
+                    f"A repository named {name!r} is already indexed from {state.source}; "
+                    "choose another name with --name."
+                )
+
+    def _chunk(
+        self,
+        source: Source,
+        repo: str,
+        files: list[SourceFile],
+        progress: Progress | None,
+    ) -> tuple[list[FileDoc], list[Chunk]]:
+        docs: list[FileDoc] = []
+        chunks: list[Chunk] = []
+        commit = source.checkout.commit
+        for done, (f, text) in enumerate(source.read_many(files), start=1):
+            language = language_for(f.path) or "text"
+            file_chunks = _chunks_for(repo, f.path, language, text, commit)
+            chunks.extend(file_chunks)
+            ids = tuple(c.id for c in file_chunks)
+            docs.append(FileDoc(f.path, file_key(f.blob), language, text, ids))
+            if progress is not None:
+                progress("chunk", done, len(files))
+        return docs, chunks
+
+    def _embed(self, chunks: Sequence[Chunk], progress: Progress | None) -> dict[str, list[float]]:
+        if self._embedder is None or not chunks:
+            return {}
+        if progress is not None:
+            progress("embed", 0, len(chunks))
+        vectors = self._embedder.embed_documents([c.embed_text() for c in chunks])
+        if progress is not None:
+            progress("embed", len(chunks), len(chunks))
+        return {c.id: v for c, v in zip(chunks, vectors, strict=True)}
+
+    def _embedding_counters(self) -> tuple[int, int]:
+        if self._embedder is None:
+            return 0, 0
+        saved = getattr(self._embedder, "tokens_saved", 0)
+        return self._embedder.tokens_used, int(saved)
+
+
+def _indexable_files(source: Source) -> tuple[list[SourceFile], Counter[str]]:
+    listed: list[SourceFile] = []
+    unsupported = 0
+    for f in source.files():
+        if language_for(f.path) is None:
+            unsupported += 1
+            continue
+        listed.append(f)
+    skipped = Counter(source.skipped())
+    if unsupported:
+        skipped["unsupported"] += unsupported
+    return listed, skipped
+
+
+def _needs_work(entry: FileEntry | None, f: SourceFile) -> bool:
+    return entry is None or entry.blob != file_key(f.blob)
+
+
+def _chunks_for(repo: str, path: str, language: str, text: str, commit: str) -> list[Chunk]:
+    lines = text.splitlines()
+    out: list[Chunk] = []
+    for span in chunk_file(path, text, language):
+        body = "\n".join(lines[span.start_line - 1 : span.end_line])
+        out.append(
+            Chunk(
+                repo=repo,
+                path=path,
+                language=language,
+                start_line=span.start_line,
+                end_line=span.end_line,
+                kind=span.kind,
+                symbol=span.symbol,
+                header=span.header,
+                text=body,
+                commit=commit,
+            )
+        )
+    return out
+
+
+def _change_set(
+    repo: str,
+    source: Source,
+    old: dict[str, FileEntry],
+    docs: list[FileDoc],
+    chunks: list[Chunk],
+    removed: list[str],
+    file_count: int,
+) -> tuple[ChangeSet, int, int]:
+    old_ids = {cid for entry in old.values() for cid in entry.chunk_ids}
+    changed_old_ids = {cid for d in docs if d.path in old for cid in old[d.path].chunk_ids}
+    removed_ids = {cid for p in removed for cid in old[p].chunk_ids}
+    new_ids = {c.id for c in chunks}
+    upserts = [c for c in chunks if c.id not in old_ids]
+    deletes = sorted((changed_old_ids | removed_ids) - new_ids)
+    total = len(old_ids) - len(deletes) + len({c.id for c in upserts})
+    checkout = source.checkout
+    state = RepoState(
+        name=repo,
+        source=checkout.source,
+        branch=checkout.branch,
+        commit=checkout.commit,
+        indexed_at=datetime.now(UTC),
+        web_url=checkout.web_url,
+        files=file_count,
+        chunks=total,
+    )
+    change = ChangeSet(
+        repo=repo,
+        state=state,
+        upserts=upserts,
+        deletes=deletes,
+        files=docs,
+        removed_paths=removed,
+    )
+    return change, len(upserts), len(deletes)
+
+
+def _with_vectors(change: ChangeSet, vectors: dict[str, list[float]]) -> ChangeSet:
+    if not vectors:
+        return change
+    return ChangeSet(
+        repo=change.repo,
+        state=change.state,
+        upserts=change.upserts,
+        vectors=vectors,
+        deletes=change.deletes,
+        files=change.files,
+        removed_paths=change.removed_paths,
+    )
+
+
+def _same_source(recorded: str, location: str) -> bool:
+    if recorded == location:
+        return True
+    try:
+        return Path(location).resolve() == Path(recorded).resolve()
+    except OSError:
+        return False

@@ -1,0 +1,132 @@
+"""Query analysis: find what in a question must match the code exactly.
+
+People paste identifiers (`register_hook`, `Session.send`), file paths
+(`src/flask/app.py`), stack-trace frames and code blocks into questions. Those
+become exact-match terms against symbols and paths, weighted above the plain
+words around them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from bot.index.tokens import code_tokens, path_tokens, query_terms
+
+_CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)```", re.S)
+_INLINE_CODE = re.compile(r"`([^`\n]+)`")
+_PY_FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in ([\w.<>]+))?')
+_GENERIC_FRAME = re.compile(r"\bat ([\w.$]+)\(([\w./-]+\.\w+):(\d+)")
+_PATH = re.compile(
+    r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+|[\w-]+\.(?:py|js|jsx|ts|tsx|go|java|rs|c|h|cc|cpp|hpp|cs|rb|php|md|toml|yaml|yml|json|cfg|ini|txt|rst))(?![\w/])"
+)
+_DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\(\))?")
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\(\)")
+_IDENT = re.compile(r"\b([A-Za-z_]\w*)\b")
+
+
+def looks_like_identifier(word: str) -> bool:
+    """snake_case, camelCase, PascalCase with an inner capital, or ALL_CAPS with `_`."""
+    if len(word) < 3:
+        return False
+    if "_" in word.strip("_"):
+        return True
+    inner = word[1:]
+    return any(c.isupper() for c in inner) and any(c.islower() for c in word)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryAnalysis:
+    text: str
+    terms: tuple[str, ...]  # plain code-aware terms, stopwords dropped
+    symbols: tuple[str, ...]  # identifiers / dotted-name parts to match symbols exactly
+    paths: tuple[str, ...]  # file paths or file names mentioned
+    code: str  # code pasted in the question (blocks and inline spans)
+
+    @property
+    def exact_terms(self) -> tuple[str, ...]:
+        """Tokens that should hit the symbol and path fields."""
+        seen: dict[str, None] = {}
+        for sym in self.symbols:
+            for tok in code_tokens(sym):
+                seen.setdefault(tok, None)
+        for path in self.paths:
+            for tok in path_tokens(path):
+                seen.setdefault(tok, None)
+        return tuple(seen)
+
+    @property
+    def is_code_question(self) -> bool:
+        return bool(self.symbols or self.paths or self.code)
+
+
+def analyze(text: str) -> QueryAnalysis:
+    code_parts = [m.group(1) for m in _CODE_BLOCK.finditer(text)]
+    code_parts += [m.group(1) for m in _INLINE_CODE.finditer(text)]
+    prose = _CODE_BLOCK.sub(" ", text)
+
+    symbols: dict[str, None] = {}
+    paths: dict[str, None] = {}
+    for m in _PY_FRAME.finditer(text):
+        paths.setdefault(_trim_path(m.group(1)), None)
+        if m.group(3) and not m.group(3).startswith("<"):
+            symbols.setdefault(m.group(3), None)
+    for m in _GENERIC_FRAME.finditer(text):
+        symbols.setdefault(m.group(1).split(".")[-1], None)
+        paths.setdefault(m.group(2), None)
+    for m in _PATH.finditer(prose):
+        candidate = m.group(1).strip(".")
+        if "/" in candidate or "." in candidate:
+            paths.setdefault(candidate, None)
+    for m in _DOTTED.finditer(prose):
+        dotted = m.group(1)
+        if dotted in paths or _is_path_like(dotted):
+            continue
+        parts = dotted.split(".")
+        symbols.setdefault(".".join(parts[-2:]), None)
+    for m in _CALL.finditer(prose):
+        symbols.setdefault(m.group(1), None)
+    for span in code_parts:
+        short = len(span) < 60  # an inline `name` is a symbol even without a capital or `_`
+        for m in _IDENT.finditer(span):
+            if short or looks_like_identifier(m.group(1)):
+                symbols.setdefault(m.group(1), None)
+    for m in _IDENT.finditer(prose):
+        if looks_like_identifier(m.group(1)):
+            symbols.setdefault(m.group(1), None)
+
+    return QueryAnalysis(
+        text=text,
+        terms=tuple(query_terms(text)),
+        symbols=tuple(s for s in symbols if len(s) > 2),
+        paths=tuple(paths),
+        code="\n".join(code_parts),
+    )
+
+
+def _trim_path(path: str) -> str:
+    """Drop the absolute prefix a traceback carries (site-packages, home dirs)."""
+    path = path.replace("\\", "/")
+    for marker in ("/site-packages/", "/dist-packages/"):
+        if marker in path:
+            return path.split(marker, 1)[1]
+    return path.lstrip("/")
+
+
+def _is_path_like(dotted: str) -> bool:
+    last = dotted.rsplit(".", 1)[-1]
+    return last in {
+        "py",
+        "js",
+        "ts",
+        "tsx",
+        "go",
+        "java",
+        "rs",
+        "rb",
+        "php",
+        "md",
+        "cs",
+        "cpp",
+        "c",
+    }

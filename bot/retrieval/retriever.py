@@ -1,0 +1,247 @@
+"""From a question to ranked chunks and a compact, cited context.
+
+Stages: lexical search over all fields, an exact pass over symbols and paths
+for the identifiers in the question, dense search when an embedder is set;
+reciprocal-rank fusion; each chunk's score blended with its file's
+whole-file relevance; neighbouring chunks of one file merged; the best blocks
+fitted into a token budget.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from bot.embedding.base import Embedder
+from bot.errors import BotError
+from bot.index.base import Index
+from bot.models import Chunk, FileHit, Hit, line_label
+from bot.retrieval.query import QueryAnalysis, analyze
+from bot.tokencount import count_tokens
+
+log = logging.getLogger(__name__)
+
+RRF_K = 60
+LEXICAL_K = 150
+EXACT_K = 60
+DENSE_K = 100
+FILE_K = 100
+EXACT_WEIGHT = 1.5  # identifiers and paths in a question outrank plain words
+PATH_MENTION_BOOST = 1.0  # a file the question names is as good as the best file
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One numbered block of context: contiguous lines of one file."""
+
+    repo: str
+    path: str
+    language: str
+    start_line: int
+    end_line: int
+    symbol: str
+    text: str
+    score: float
+
+    @property
+    def label(self) -> str:
+        return line_label(self.path, self.start_line, self.end_line)
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieval:
+    analysis: QueryAnalysis
+    hits: list[Hit]  # blended ranking of chunks, best first
+    sources: list[Source]  # merged and budgeted context, best first
+    embedding_tokens: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class Retriever:
+    def __init__(
+        self,
+        index: Index,
+        embedder: Embedder | None = None,
+        *,
+        file_weight: float = 0.35,
+        context_tokens: int = 6000,
+        max_sources: int = 12,
+    ) -> None:
+        self._index = index
+        self._embedder = embedder
+        self._file_weight = file_weight
+        self._context_tokens = context_tokens
+        self._max_sources = max_sources
+
+    def retrieve(self, text: str, repos: frozenset[str] | None) -> Retrieval:
+        started = time.perf_counter()
+        analysis = analyze(text)
+        hits, tokens = self._ranked(analysis, repos)
+        ranked_at = time.perf_counter()
+        sources = self._context(hits)
+        timings = {
+            "search": ranked_at - started,
+            "context": time.perf_counter() - ranked_at,
+        }
+        return Retrieval(analysis, hits, sources, tokens, timings)
+
+    def search(self, text: str, repos: frozenset[str] | None, top_k: int = 10) -> list[Hit]:
+        hits, _ = self._ranked(analyze(text), repos)
+        return hits[:top_k]
+
+    def _ranked(self, q: QueryAnalysis, repos: frozenset[str] | None) -> tuple[list[Hit], int]:
+        terms = list(dict.fromkeys((*q.terms, *q.exact_terms)))
+        if not terms and not q.text.strip():
+            return [], 0
+        ranked_lists: list[tuple[float, list[Hit]]] = []
+        if terms:
+            ranked_lists.append((1.0, self._index.lexical(terms, repos=repos, k=LEXICAL_K)))
+        if q.exact_terms:
+            exact = self._index.lexical(
+                list(q.exact_terms), repos=repos, k=EXACT_K, fields=("symbol", "path")
+            )
+            ranked_lists.append((EXACT_WEIGHT, exact))
+        dense, tokens = self._dense(q.text, repos)
+        if dense:
+            ranked_lists.append((1.0, dense))
+        files = self._index.files_lexical(terms, repos=repos, k=FILE_K) if terms else []
+        return self._blend(_fuse(ranked_lists), files, q.paths), tokens
+
+    def _dense(self, text: str, repos: frozenset[str] | None) -> tuple[list[Hit], int]:
+        if self._embedder is None:
+            return [], 0
+        before = self._embedder.tokens_used
+        try:
+            vector = self._embedder.embed_query(text)
+            hits = self._index.dense(vector, repos=repos, k=DENSE_K)
+        except BotError as exc:
+            # Dense search is an improvement, not a requirement: degrade to lexical.
+            log.warning("dense search skipped: %s", exc.detail or exc.user_message)
+            return [], 0
+        return hits, self._embedder.tokens_used - before
+
+    def _blend(
+        self, fused: list[Hit], files: Sequence[FileHit], mentioned: Sequence[str]
+    ) -> list[Hit]:
+        if not fused:
+            return []
+        file_score = {(f.repo, f.path): 1.0 / (RRF_K + rank) for rank, f in enumerate(files)}
+        top_file = max(file_score.values(), default=1.0)
+        for key in file_score:
+            if _mentioned(key[1], mentioned):
+                file_score[key] = top_file * (1 + PATH_MENTION_BOOST)
+        for hit in fused:
+            key = (hit.chunk.repo, hit.chunk.path)
+            if key not in file_score and _mentioned(hit.chunk.path, mentioned):
+                file_score[key] = top_file * (1 + PATH_MENTION_BOOST)
+        top_file = max(file_score.values(), default=1.0)
+        top_chunk = fused[0].score
+        w = self._file_weight
+        blended = [
+            Hit(
+                h.chunk,
+                (1 - w) * h.score / top_chunk
+                + w * file_score.get((h.chunk.repo, h.chunk.path), 0.0) / top_file,
+            )
+            for h in fused
+        ]
+        blended.sort(key=lambda h: h.score, reverse=True)
+        return blended
+
+    def _context(self, hits: Sequence[Hit]) -> list[Source]:
+        blocks = merge_neighbours(hits[: self._max_sources * 2])
+        chosen: list[Source] = []
+        budget = self._context_tokens
+        for block in blocks:
+            if len(chosen) >= self._max_sources:
+                break
+            cost = count_tokens(block.text) + 20
+            if cost > budget:
+                if chosen:
+                    continue
+                block = _truncate(block, budget)
+                cost = budget
+            chosen.append(block)
+            budget -= cost
+        return chosen
+
+
+def _fuse(ranked_lists: Sequence[tuple[float, list[Hit]]]) -> list[Hit]:
+    """Weighted reciprocal-rank fusion; the chunk object of the first list seen is kept."""
+    scores: dict[str, float] = {}
+    chunks: dict[str, Chunk] = {}
+    for weight, hits in ranked_lists:
+        for rank, hit in enumerate(hits):
+            cid = hit.chunk.id
+            scores[cid] = scores.get(cid, 0.0) + weight / (RRF_K + rank)
+            chunks.setdefault(cid, hit.chunk)
+    order = sorted(scores, key=scores.__getitem__, reverse=True)
+    return [Hit(chunks[cid], scores[cid]) for cid in order]
+
+
+def _mentioned(path: str, mentioned: Sequence[str]) -> bool:
+    return any(path == m or path.endswith("/" + m.lstrip("/")) for m in mentioned)
+
+
+def merge_neighbours(hits: Sequence[Hit]) -> list[Source]:
+    """Merge overlapping or adjacent chunks of one file into one block, best block first."""
+    by_file: dict[tuple[str, str], list[Hit]] = {}
+    for hit in hits:
+        by_file.setdefault((hit.chunk.repo, hit.chunk.path), []).append(hit)
+    blocks: list[Source] = []
+    for group in by_file.values():
+        group.sort(key=lambda h: h.chunk.start_line)
+        run: list[Hit] = [group[0]]
+        for hit in group[1:]:
+            if hit.chunk.start_line <= max(h.chunk.end_line for h in run) + 1:
+                run.append(hit)
+            else:
+                blocks.append(_block(run))
+                run = [hit]
+        blocks.append(_block(run))
+    blocks.sort(key=lambda b: b.score, reverse=True)
+    return blocks
+
+
+def _block(run: Sequence[Hit]) -> Source:
+    lines: dict[int, str] = {}
+    for hit in run:
+        c = hit.chunk
+        for offset, line in enumerate(c.text.split("\n")):
+            lines.setdefault(c.start_line + offset, line)
+    start, end = min(lines), max(lines)
+    best = max(run, key=lambda h: h.score)
+    symbols = [h.chunk.symbol for h in run if h.chunk.symbol]
+    return Source(
+        repo=best.chunk.repo,
+        path=best.chunk.path,
+        language=best.chunk.language,
+        start_line=start,
+        end_line=end,
+        symbol=", ".join(dict.fromkeys(symbols)),
+        text="\n".join(lines.get(n, "") for n in range(start, end + 1)),
+        score=best.score,
+    )
+
+
+def _truncate(block: Source, budget: int) -> Source:
+    """Keep the head of a block that alone exceeds the budget; lines stay exact."""
+    kept: list[str] = []
+    used = 0
+    for line in block.text.split("\n"):
+        used += count_tokens(line) + 1
+        if used > budget and kept:
+            break
+        kept.append(line)
+    return Source(
+        block.repo,
+        block.path,
+        block.language,
+        block.start_line,
+        block.start_line + len(kept) - 1,
+        block.symbol,
+        "\n".join(kept),
+        block.score,
+    )

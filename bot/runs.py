@@ -1,0 +1,161 @@
+"""A log of ingest runs per repository, for `status`: last run, its outcome, the next run.
+
+Kept in the data directory so a standalone scheduler and the serving process
+(or the CLI) see the same history.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bot.errors import BotError, StoreError
+from bot.ingest.pipeline import IngestReport
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY, repo TEXT NOT NULL, started_at TEXT NOT NULL, seconds REAL NOT NULL,
+    trigger TEXT NOT NULL, commit_sha TEXT NOT NULL, files_added INTEGER NOT NULL,
+    files_changed INTEGER NOT NULL, files_removed INTEGER NOT NULL, chunks_added INTEGER NOT NULL,
+    chunks_removed INTEGER NOT NULL, embedded_inputs INTEGER NOT NULL,
+    embedding_tokens INTEGER NOT NULL, error TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_repo ON runs(repo, id);
+CREATE TABLE IF NOT EXISTS next_runs (repo TEXT PRIMARY KEY, at TEXT NOT NULL);
+"""
+KEEP_PER_REPO = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    repo: str
+    started_at: datetime
+    seconds: float
+    trigger: str  # schedule, webhook, command, cli
+    commit: str = ""
+    files_added: int = 0
+    files_changed: int = 0
+    files_removed: int = 0
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    embedded_inputs: int = 0
+    embedding_tokens: int = 0
+    error: str = ""  # the user-facing sentence, "" when the run succeeded
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+    @classmethod
+    def from_report(cls, report: IngestReport, started: datetime, trigger: str) -> Run:
+        return cls(
+            repo=report.repo,
+            started_at=started,
+            seconds=report.seconds,
+            trigger=trigger,
+            commit=report.commit,
+            files_added=report.files_added,
+            files_changed=report.files_changed,
+            files_removed=report.files_removed,
+            chunks_added=report.chunks_added,
+            chunks_removed=report.chunks_removed,
+            embedded_inputs=report.embedded_inputs,
+            embedding_tokens=report.embedding_tokens,
+        )
+
+    @classmethod
+    def failed(
+        cls, repo: str, started: datetime, seconds: float, trigger: str, exc: BotError
+    ) -> Run:
+        return cls(repo, started, seconds, trigger, error=exc.user_message)
+
+
+class RunLog:
+    def __init__(self, path: Path) -> None:
+        self._lock = threading.Lock()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path, check_same_thread=False, timeout=10)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.executescript(_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError("The run log could not be opened.", detail=str(exc)) from exc
+
+    def record(self, run: Run) -> None:
+        row = (
+            run.repo,
+            run.started_at.isoformat(),
+            run.seconds,
+            run.trigger,
+            run.commit,
+            run.files_added,
+            run.files_changed,
+            run.files_removed,
+            run.chunks_added,
+            run.chunks_removed,
+            run.embedded_inputs,
+            run.embedding_tokens,
+            run.error,
+        )
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT INTO runs (repo, started_at, seconds, trigger, commit_sha, files_added, "
+                "files_changed, files_removed, chunks_added, chunks_removed, embedded_inputs, "
+                "embedding_tokens, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+            self._db.execute(
+                "DELETE FROM runs WHERE repo = ? AND id NOT IN "
+                "(SELECT id FROM runs WHERE repo = ? ORDER BY id DESC LIMIT ?)",
+                (run.repo, run.repo, KEEP_PER_REPO),
+            )
+
+    def last(self, repo: str) -> Run | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT repo, started_at, seconds, trigger, commit_sha, files_added, "
+                "files_changed, files_removed, chunks_added, chunks_removed, embedded_inputs, "
+                "embedding_tokens, error FROM runs WHERE repo = ? ORDER BY id DESC LIMIT 1",
+                (repo,),
+            ).fetchone()
+        if row is None:
+            return None
+        counts = [int(v) for v in row[5:12]]
+        return Run(
+            repo=str(row[0]),
+            started_at=datetime.fromisoformat(row[1]),
+            seconds=float(row[2]),
+            trigger=str(row[3]),
+            commit=str(row[4]),
+            files_added=counts[0],
+            files_changed=counts[1],
+            files_removed=counts[2],
+            chunks_added=counts[3],
+            chunks_removed=counts[4],
+            embedded_inputs=counts[5],
+            embedding_tokens=counts[6],
+            error=str(row[12]),
+        )
+
+    def set_next_run(self, repo: str, at: datetime | None) -> None:
+        with self._lock, self._db:
+            if at is None:
+                self._db.execute("DELETE FROM next_runs WHERE repo = ?", (repo,))
+            else:
+                self._db.execute(
+                    "INSERT INTO next_runs VALUES (?, ?) ON CONFLICT(repo) DO UPDATE SET at = "
+                    "excluded.at",
+                    (repo, at.astimezone(UTC).isoformat()),
+                )
+
+    def next_run(self, repo: str) -> datetime | None:
+        with self._lock:
+            row = self._db.execute("SELECT at FROM next_runs WHERE repo = ?", (repo,)).fetchone()
+        return datetime.fromisoformat(row[0]) if row else None
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

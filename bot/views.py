@@ -1,0 +1,92 @@
+"""Text for the shared commands (help, status, repos, reindex), in plain markdown."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from bot.errors import BotError
+from bot.models import ago
+
+if TYPE_CHECKING:
+    from bot.core import Core
+    from bot.ingest.pipeline import IngestReport
+
+HELP = """*codecite* answers questions about your code, citing the exact lines.
+• Ask: mention me with a question, or `/codecite ask <question>`
+• `status`: what is indexed, at which commit, and how fresh
+• `repos`: the repositories this channel can see
+• `reindex [repo]`: re-ingest now (admins only)
+• `help`: this message
+Good questions name things: "where do we retry failed webhooks?",
+"what calls `charge_customer`?"."""
+
+
+def help_text() -> str:
+    return HELP
+
+
+def status_text(core: Core, scope: frozenset[str] | None) -> str:
+    states = [s for s in core.index.repo_states() if scope is None or s.name in scope]
+    model = core.llm.model if core.llm is not None else "none (extractive answers)"
+    embed = core.embedder.model if core.embedder is not None else "none (lexical search)"
+    lines = [f"Model: {model}; embeddings: {embed}; index: {core.settings.index}"]
+    if not states:
+        lines.append("Nothing is indexed here yet.")
+    for s in states:
+        lines.append(f"• {s.freshness().describe()} — {s.files:,} files, {s.chunks:,} chunks")
+        lines.extend(_run_lines(core, s.name))
+    return "\n".join(lines)
+
+
+def _run_lines(core: Core, repo: str) -> list[str]:
+    out = []
+    last = core.runs.last(repo)
+    if last is not None:
+        when = ago(last.started_at)
+        if last.ok:
+            out.append(
+                f"    last run {when} ({last.trigger}, {last.seconds:.1f}s): "
+                f"files +{last.files_added} ~{last.files_changed} -{last.files_removed}, "
+                f"chunks +{last.chunks_added} -{last.chunks_removed}, "
+                f"{last.embedding_tokens:,} embedding tokens"
+            )
+        else:
+            out.append(f"    last run {when} ({last.trigger}) failed: {last.error}")
+    upcoming = core.runs.next_run(repo)
+    if upcoming is not None:
+        out.append(f"    next run {upcoming:%Y-%m-%d %H:%M} UTC")
+    return out
+
+
+def repos_text(core: Core, scope: frozenset[str] | None) -> str:
+    states = {s.name: s for s in core.index.repo_states()}
+    names = sorted(states if scope is None else scope)
+    if not names:
+        return "No repositories are available here."
+    lines = ["Repositories available here:"]
+    for name in names:
+        state = states.get(name)
+        where = state.web_url or state.source if state else "not indexed yet"
+        lines.append(f"• {name} ({where})")
+    return "\n".join(lines)
+
+
+def reindex_text(results: Sequence[tuple[str, IngestReport | BotError]]) -> str:
+    if not results:
+        return "There is nothing to reindex."
+    lines = []
+    for name, outcome in results:
+        if isinstance(outcome, BotError):
+            lines.append(f"• {name}: failed: {outcome.user_message}")
+        elif outcome.unchanged:
+            lines.append(f"• {name}: up to date at {outcome.commit[:7] or 'working tree'}")
+        else:
+            lines.append(
+                f"• {name}: {outcome.commit[:7] or 'working tree'}, "
+                f"{outcome.files_added + outcome.files_changed} files updated, "
+                f"{outcome.files_removed} removed, "
+                f"+{outcome.chunks_added}/-{outcome.chunks_removed} chunks "
+                f"in {outcome.seconds:.1f}s"
+            )
+    return "\n".join(lines)

@@ -1,0 +1,110 @@
+"""The `codecite` command end to end, through subprocesses, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.shop import build_shop
+
+
+def run(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CODECITE_HOME": str(home), "COLUMNS": "120"}
+    return subprocess.run(
+        [sys.executable, "-m", "adapters.cli.main", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+
+
+@pytest.fixture
+def indexed(make_repo, tmp_path):
+    repo = make_repo("shop")
+    build_shop(repo)
+    home = tmp_path / "home"
+    result = run(home, "index", str(repo.path))
+    assert result.returncode == 0, result.stderr
+    assert "Indexed shop" in result.stdout
+    return home, repo
+
+
+def test_ask_prints_a_cited_answer(indexed):
+    home, repo = indexed
+    result = run(home, "ask", "where do we retry failed webhooks?")
+    assert result.returncode == 0, result.stderr
+    assert "No language model is configured" in result.stdout
+    assert "shop/webhooks.py:L" in result.stdout
+    assert f"shop main@{repo.head()[:7]}" in result.stdout
+
+
+def test_search_json_contract(indexed):
+    home, _ = indexed
+    result = run(home, "search", "charge customer card", "--top-k", "3", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert 1 <= len(rows) <= 3
+    for row in rows:
+        assert {"path", "start_line", "end_line", "symbol", "score"} <= set(row)
+        assert 1 <= row["start_line"] <= row["end_line"]
+    assert rows[0]["path"] == "shop/billing.py"
+    scores = [r["score"] for r in rows]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_chat_reads_questions_from_stdin(indexed):
+    home, _ = indexed
+    result = run(home, "chat", stdin="/repos\nwhere is the volume discount?\n/quit\n")
+    assert result.returncode == 0, result.stderr
+    assert "Repositories available here" in result.stdout
+    assert "shop/billing.py:L" in result.stdout
+
+
+def test_status_and_repos(indexed):
+    home, repo = indexed
+    status = run(home, "status")
+    assert status.returncode == 0 and f"shop main@{repo.head()[:7]}" in status.stdout
+    assert "extractive" in status.stdout
+    repos = run(home, "repos")
+    assert repos.returncode == 0 and "shop" in repos.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("index", "/definitely/not/here"), "error:"),
+        (("index", "ftp://example.com/repo.git"), "error:"),
+        (("ask", "   "), "Please ask a question"),
+        (("ask", "x" * 40_000), "too long"),
+        (("ask", "anything", "--repo", "nope"), "not indexed"),
+        (("search", "x", "--top-k", "0"), "top-k"),
+    ],
+)
+def test_bad_input_is_one_line_and_nonzero(indexed, args, message):
+    home, _ = indexed
+    result = run(home, *args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_nothing_indexed_yet(tmp_path):
+    result = run(tmp_path / "empty", "ask", "hello?")
+    assert result.returncode == 2
+    assert "Nothing is indexed yet" in result.stderr
+
+
+def test_index_is_untouched_by_a_failed_command(indexed):
+    home, _ = indexed
+    before = run(home, "search", "retry", "--json").stdout
+    assert run(home, "index", "/nope/nope").returncode == 2
+    assert run(home, "search", "retry", "--json").stdout == before
