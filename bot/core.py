@@ -17,6 +17,7 @@ from bot.answer.base import LLM
 from bot.answer.citations import resolve_citations
 from bot.answer.extractive import extractive_answer
 from bot.answer.prompts import NOT_ANSWERED, build_messages
+from bot.answer.safety import make_safe
 from bot.config import ChannelConfig, FileConfig, Settings, load_file_config, load_settings
 from bot.embedding.base import Embedder
 from bot.errors import BotError, NotIndexedError, PermissionDenied, QuestionError, ScopeError
@@ -150,6 +151,11 @@ class Core:
             text, citations = resolve_citations(completion.text, retrieval.sources, link)
             usage = usage + Usage(completion.prompt_tokens, completion.completion_tokens)
             mode = "llm"
+        text = make_safe(
+            text,
+            [c.url for c in citations],
+            "\n".join(s.text for s in retrieval.sources),
+        )
         cited: set[str] = {c.repo for c in citations} or set(states)
         timings = {
             **retrieval.timings,

@@ -44,6 +44,9 @@ def print_report(console: Console, report: IngestReport) -> None:
     )
     skipped = ", ".join(f"{reason} {n:,}" for reason, n in sorted(report.skipped.items()))
     table.add_row("skipped", skipped or "none")
+    if report.secrets_redacted:
+        redacted = ", ".join(f"{k} {n:,}" for k, n in sorted(report.secrets_redacted.items()))
+        table.add_row("secrets redacted", redacted)
     if report.embedded_inputs or report.embedding_tokens_saved:
         table.add_row(
             "embeddings",

@@ -13,7 +13,8 @@ from bot.models import Citation
 from bot.retrieval.retriever import Source
 
 _MARKER = r"\[\d{1,3}(?:\s*,\s*\d{1,3})*\]"
-_RUN = re.compile(rf"{_MARKER}(?:\s*{_MARKER})*")  # "[1][2]" or "[1, 2] [3]" as one group
+# "[1][2]" or "[1, 2] [3]" as one group, with the space before it (dropped with a dead marker)
+_RUN = re.compile(rf"(\s*){_MARKER}(?:\s*{_MARKER})*")
 
 Permalink = Callable[[Source], str]
 
@@ -33,11 +34,11 @@ def resolve_citations(
             if n not in used:
                 used[n] = to_citation(sources[n - 1], permalink)
             labels.append(f"({used[n].label})")
-        return " ".join(dict.fromkeys(labels))
+        if not labels:
+            return ""
+        return match.group(1) + " ".join(dict.fromkeys(labels))
 
-    rewritten = _RUN.sub(replace, text)
-    rewritten = re.sub(r"[ \t]+([.,;:])", r"\1", rewritten)
-    return rewritten, tuple(used.values())
+    return _RUN.sub(replace, text), tuple(used.values())
 
 
 def to_citation(source: Source, permalink: Permalink) -> Citation:

@@ -27,6 +27,7 @@ from bot.index.base import ChangeSet, Index
 from bot.ingest.chunking import chunk_file
 from bot.ingest.languages import language_for
 from bot.ingest.probe import current_commit
+from bot.ingest.secrets import scrub
 from bot.ingest.sources import Source, SourceFile, default_name, open_source
 from bot.models import Chunk, FileDoc, FileEntry, RepoState
 
@@ -61,6 +62,7 @@ class IngestReport:
     chunks_added: int
     chunks_removed: int
     skipped: dict[str, int] = field(default_factory=dict)
+    secrets_redacted: dict[str, int] = field(default_factory=dict)  # kind -> count, in new text
     embedded_inputs: int = 0
     embedding_tokens: int = 0
     embedding_tokens_saved: int = 0
@@ -80,6 +82,7 @@ class Ingestor:
         self._index = index
         self._embedder = embedder
         self._home = home
+        self.secrets_redacted: Counter[str] = Counter()
 
     def ingest(
         self,
@@ -96,6 +99,7 @@ class Ingestor:
         nothing is fetched, listed, read or embedded.
         """
         started = time.monotonic()
+        self.secrets_redacted = Counter()
         name = options.name or default_name(location)
         self._check_name_free(name, location)
         if quick:
@@ -134,6 +138,7 @@ class Ingestor:
             chunks_added=added,
             chunks_removed=dropped,
             skipped=dict(skipped),
+            secrets_redacted=dict(self.secrets_redacted),
             embedded_inputs=len(vectors),
             embedding_tokens=tokens_after - tokens_before,
             embedding_tokens_saved=saved_after - saved_before,
@@ -195,7 +200,10 @@ class Ingestor:
         docs: list[FileDoc] = []
         chunks: list[Chunk] = []
         commit = source.checkout.commit
-        for done, (f, text) in enumerate(source.read_many(files), start=1):
+        for done, (f, raw) in enumerate(source.read_many(files), start=1):
+            scrubbed = scrub(raw, f.path)  # before anything is stored, embedded or shown
+            self.secrets_redacted.update(scrubbed.found)
+            text = scrubbed.text
             language = language_for(f.path) or "text"
             file_chunks = _chunks_for(repo, f.path, language, text, commit)
             chunks.extend(file_chunks)

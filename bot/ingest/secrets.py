@@ -1,0 +1,173 @@
+"""Scrub secrets from file text before it is chunked, stored, embedded or shown to a model.
+
+Each detector names a kind of secret and the part of a match to redact. The
+replacement never adds or removes a newline, so line numbers (and so every
+citation) stay exact. Patterns aim at credentials that look like
+credentials; ordinary code such as `password = request.form["password"]`
+is left alone, because only literal values are redacted.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+REDACTED = "[REDACTED]"
+
+_CONFIG_SUFFIXES = (
+    ".env", ".ini", ".cfg", ".conf", ".toml", ".yaml", ".yml", ".json", ".properties", ".tfvars",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Detector:
+    kind: str
+    pattern: re.Pattern[str]
+    group: int = 0  # which group holds the secret (0 = the whole match)
+
+
+def _rx(text: str, flags: int = 0) -> re.Pattern[str]:
+    return re.compile(text, flags)
+
+
+_SECRET_NAMES = (  # noqa: S105 - names that announce a secret, not a secret
+    r"password|passwd|pwd|pass|secret|secret[_-]?key|api[_-]?key|apikey|access[_-]?key"
+    r"|private[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token|token|credentials?"
+)
+
+DETECTORS: tuple[Detector, ...] = (
+    Detector("aws_access_key", _rx(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b")),
+    Detector(
+        "aws_secret_key",
+        _rx(r"(?i)aws_?secret(?:_?access)?_?key\W{0,5}[=:]\W{0,3}([A-Za-z0-9/+=]{40})\b"),
+        1,
+    ),
+    Detector(
+        "github_token",
+        _rx(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{60,255})\b"),
+    ),
+    Detector(
+        "slack_token", _rx(r"\bxox[abposr]-[A-Za-z0-9-]{10,250}\b|\bxapp-\d-[A-Za-z0-9-]{10,250}\b")
+    ),
+    Detector(
+        "slack_webhook",
+        _rx(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/-]{20,}"),
+    ),
+    Detector("openai_key", _rx(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}\b")),
+    Detector("stripe_key", _rx(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,99}\b")),
+    Detector("google_api_key", _rx(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    Detector("sendgrid_key", _rx(r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b")),
+    Detector("npm_token", _rx(r"\bnpm_[A-Za-z0-9]{36}\b")),
+    Detector("twilio_key", _rx(r"\bSK[0-9a-fA-F]{32}\b")),
+    Detector(
+        "jwt",
+        _rx(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b"),
+    ),
+    Detector(
+        "url_password",
+        _rx(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@'\"]{1,64}:([^\s@/'\"]{3,128})@[^\s/'\"]+"),
+        1,
+    ),
+    Detector(
+        "assigned_secret",
+        # name = "literal" / name: 'literal' / "name": "literal" (quotes required in code)
+        _rx(
+            rf"(?i)\b[\w.-]*(?:{_SECRET_NAMES})[\w.-]*[\"']?\s*(?:=|:|=>|:=)\s*"
+            r"(?:[rbuf]?[\"'])([^\"'\s]{6,256})[\"']"
+        ),
+        1,
+    ),
+)
+
+_PRIVATE_KEY = _rx(
+    r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----.*?-----END \1-----", re.S
+)
+_CONFIG_ASSIGNMENT = _rx(
+    rf"(?im)^\s*(?:export\s+)?[\w.-]*(?:{_SECRET_NAMES})[\w.-]*\s*[=:]\s*[\"']?([^\s\"'#]{{6,256}})"
+)
+_CONFIG_VALUE = _rx(r"(?m)[=:]\s*[\"']?([A-Za-z0-9+/=_\-.]{20,256})[\"']?\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class ScrubResult:
+    text: str
+    found: Counter[str]
+
+
+def scrub(text: str, path: str = "") -> ScrubResult:
+    """Redact secrets in `text`; the result has exactly as many lines as the input."""
+    found: Counter[str] = Counter()
+    text = _PRIVATE_KEY.sub(_private_key_replacer(found), text)
+    for detector in DETECTORS:
+        text = detector.pattern.sub(_replacer(detector.kind, detector.group, found), text)
+    if _is_config(path):
+        text = _CONFIG_ASSIGNMENT.sub(_replacer("config_secret", 1, found), text)
+        text = _CONFIG_VALUE.sub(_high_entropy_replacer(found), text)
+    return ScrubResult(text, found)
+
+
+def _replacer(kind: str, group: int, found: Counter[str]) -> Callable[[re.Match[str]], str]:
+    def replace(match: re.Match[str]) -> str:
+        secret = match.group(group)
+        if secret is None or secret == REDACTED or _is_placeholder(secret):
+            return match.group(0)
+        found[kind] += 1
+        start, end = match.start(group) - match.start(0), match.end(group) - match.start(0)
+        whole = match.group(0)
+        return whole[:start] + REDACTED + whole[end:]
+
+    return replace
+
+
+def _private_key_replacer(found: Counter[str]) -> Callable[[re.Match[str]], str]:
+    def replace(match: re.Match[str]) -> str:
+        found["private_key"] += 1
+        lines = match.group(0).split("\n")
+        body = [REDACTED if line.strip() else line for line in lines[1:-1]]
+        return "\n".join([lines[0], *body, lines[-1]])
+
+    return replace
+
+
+def _high_entropy_replacer(found: Counter[str]) -> Callable[[re.Match[str]], str]:
+    def replace(match: re.Match[str]) -> str:
+        value = match.group(1)
+        if value == REDACTED or _is_placeholder(value) or shannon_entropy(value) < 4.0:
+            return match.group(0)
+        found["high_entropy"] += 1
+        return match.group(0).replace(value, REDACTED)
+
+    return replace
+
+
+def shannon_entropy(value: str) -> float:
+    counts = Counter(value)
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+_PLACEHOLDER = _rx(
+    r"(?i)^(?:x+|\*+|\.+|<[^>]*>|\$\{[^}]*\}|\{\{[^}]*\}\}|%\([^)]*\)s|changeme|change_me|"
+    r"your[_-].*|example.*|dummy.*|placeholder.*|redacted|none|null|true|false|password|secret|"
+    r"test|testing|foobar|os\.environ.*|env\(.*)$"
+)
+
+
+def _is_placeholder(value: str) -> bool:
+    return bool(_PLACEHOLDER.match(value))
+
+
+def _is_config(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1].lower()
+    return (
+        name.endswith(_CONFIG_SUFFIXES)
+        or name.startswith(".env")
+        or name
+        in {
+            "dockerfile",
+            "docker-compose.yml",
+        }
+    )
