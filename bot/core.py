@@ -39,6 +39,8 @@ from bot.models import (
     Turn,
     Usage,
 )
+from bot.retrieval.hyde import HydeExpander
+from bot.retrieval.prune import Pruner
 from bot.retrieval.retriever import Retriever, Source
 from bot.runs import Run, RunLog
 from bot.views import help_text, reindex_text, repos_text, status_text
@@ -78,6 +80,8 @@ class Core:
         llm: LLM | None = None,
         embedder: Embedder | None = None,
         feedback: FeedbackStore | None = None,
+        expander: HydeExpander | None = None,
+        pruner: Pruner | None = None,
     ) -> None:
         self.settings = settings
         self.config = config
@@ -85,11 +89,14 @@ class Core:
         self.llm = llm
         self.embedder = embedder
         self.feedback = feedback or FeedbackStore(settings.home / "feedback.sqlite")
+        self.expander = expander
+        self.pruner = pruner
         self.retriever = Retriever(
             index,
             embedder,
             file_weight=settings.file_weight,
             context_tokens=settings.context_tokens,
+            expander=expander,
         )
         self.runs = RunLog(settings.home / "runs.sqlite")
 
@@ -100,13 +107,16 @@ class Core:
         settings = settings or load_settings()
         if config is None:
             config = load_file_config(settings.resolved_config_path())
-        embedder = make_embedder(settings)
+        llm = make_llm(settings)
+        prune_llm = make_llm(settings, model=settings.prune_model) if settings.prune else None
         return cls(
             settings,
             config,
             make_index(settings),
-            llm=make_llm(settings),
-            embedder=embedder,
+            llm=llm,
+            embedder=make_embedder(settings),
+            expander=HydeExpander(llm) if settings.hyde and llm is not None else None,
+            pruner=Pruner(prune_llm) if prune_llm is not None else None,
         )
 
     # -- questions ---------------------------------------------------------------------------
@@ -136,7 +146,7 @@ class Core:
         retrieval = self.retriever.retrieve(_retrieval_text(question), repos)
         answered_at = time.perf_counter()
         link = self._permalinker(states)
-        usage = Usage(embedding_tokens=retrieval.embedding_tokens)
+        usage = retrieval.usage
         citations: tuple[Citation, ...]
         mode: AnswerMode
         if not retrieval.sources:
@@ -146,9 +156,13 @@ class Core:
             text, citations = extractive_answer(terms, retrieval.sources, link)
             mode = "extractive"
         else:
-            messages = build_messages(question.text, retrieval.sources, question.conversation)
+            sources = retrieval.sources
+            if self.pruner is not None:
+                sources, prune_usage = self.pruner.prune(question.text, sources)
+                usage = usage + prune_usage
+            messages = build_messages(question.text, sources, question.conversation)
             completion = self.llm.complete(messages, max_tokens=self.settings.answer_max_tokens)
-            text, citations = resolve_citations(completion.text, retrieval.sources, link)
+            text, citations = resolve_citations(completion.text, sources, link)
             usage = usage + Usage(completion.prompt_tokens, completion.completion_tokens)
             mode = "llm"
         text = make_safe(

@@ -26,13 +26,13 @@ def make_index(settings: Settings) -> Index:
     return LocalIndex(settings.index_path)
 
 
-def make_llm(settings: Settings) -> LLM | None:
+def make_llm(settings: Settings, *, model: str | None = None) -> LLM | None:
     if not settings.llm_configured:
         return None
     from bot.answer.openai_chat import OpenAIChat
 
     return OpenAIChat(
-        settings.chat_model,
+        model or settings.chat_model,
         api_key=_api_key(settings),
         base_url=settings.openai_base_url,
         timeout=settings.llm_timeout,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Callable, Sequence
 
@@ -21,6 +22,8 @@ from adapters.errors import user_facing
 from bot.config import load_settings
 from bot.core import CLI, Core
 from bot.errors import BotError, ConfigError
+
+log = logging.getLogger(__name__)
 
 EXIT_USER_ERROR = 2
 EXIT_FAILURE = 1
@@ -214,6 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         core = Core.from_settings(settings)
         return HANDLERS[args.command](core, args, console)
     except BotError as exc:
+        log.info("%s: %s", type(exc).__name__, exc.detail or exc.user_message)
         err.print(f"error: {exc.user_message}")
         return EXIT_USER_ERROR
     except KeyboardInterrupt:

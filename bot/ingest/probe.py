@@ -10,8 +10,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from bot.ingest.git import NETWORK_TIMEOUT, Git, auth_env, base_env
-from bot.ingest.hosting import is_url, parse_remote
+from bot.ingest.git import NETWORK_TIMEOUT, Git, base_env
+from bot.ingest.hosting import auth_env, is_url, parse_remote
 
 
 def current_commit(location: str, branch: str | None, token: str | None) -> str | None:

@@ -33,8 +33,9 @@ def _rx(text: str, flags: int = 0) -> re.Pattern[str]:
     return re.compile(text, flags)
 
 
-_SECRET_NAMES = (  # noqa: S105 - names that announce a secret, not a secret
-    r"password|passwd|pwd|pass|secret|secret[_-]?key|api[_-]?key|apikey|access[_-]?key"
+# Names that announce a secret (not secrets themselves).
+_SECRET_NAMES = (
+    r"password|passwd|pwd|pass|secret|secret[_-]?key|api[_-]?key|apikey|access[_-]?key"  # noqa: S105
     r"|private[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token|token|credentials?"
 )
 

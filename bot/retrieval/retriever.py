@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from bot.embedding.base import Embedder
 from bot.errors import BotError
 from bot.index.base import Index
-from bot.models import Chunk, FileHit, Hit, line_label
+from bot.index.tokens import query_terms
+from bot.models import Chunk, FileHit, Hit, Usage, line_label
+from bot.retrieval.intent import Intent, intent_of, prior
 from bot.retrieval.query import QueryAnalysis, analyze
 from bot.tokencount import count_tokens
 
@@ -30,6 +32,8 @@ DENSE_K = 100
 FILE_K = 100
 EXACT_WEIGHT = 1.5  # identifiers and paths in a question outrank plain words
 PATH_MENTION_BOOST = 1.0  # a file the question names is as good as the best file
+HYDE_WEIGHT = 0.7  # the hypothetical code helps, but the question itself leads
+HYDE_TERMS = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +59,7 @@ class Retrieval:
     analysis: QueryAnalysis
     hits: list[Hit]  # blended ranking of chunks, best first
     sources: list[Source]  # merged and budgeted context, best first
-    embedding_tokens: int = 0
+    usage: Usage = field(default_factory=Usage)  # embedding tokens, plus HyDE's when it ran
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -68,9 +72,11 @@ class Retriever:
         file_weight: float = 0.35,
         context_tokens: int = 6000,
         max_sources: int = 12,
+        expander: Callable[[str], tuple[str, Usage]] | None = None,
     ) -> None:
         self._index = index
         self._embedder = embedder
+        self._expander = expander
         self._file_weight = file_weight
         self._context_tokens = context_tokens
         self._max_sources = max_sources
@@ -78,23 +84,23 @@ class Retriever:
     def retrieve(self, text: str, repos: frozenset[str] | None) -> Retrieval:
         started = time.perf_counter()
         analysis = analyze(text)
-        hits, tokens = self._ranked(analysis, repos)
+        hits, usage = self._ranked(analysis, repos)
         ranked_at = time.perf_counter()
         sources = self._context(hits)
         timings = {
             "search": ranked_at - started,
             "context": time.perf_counter() - ranked_at,
         }
-        return Retrieval(analysis, hits, sources, tokens, timings)
+        return Retrieval(analysis, hits, sources, usage, timings)
 
     def search(self, text: str, repos: frozenset[str] | None, top_k: int = 10) -> list[Hit]:
         hits, _ = self._ranked(analyze(text), repos)
         return hits[:top_k]
 
-    def _ranked(self, q: QueryAnalysis, repos: frozenset[str] | None) -> tuple[list[Hit], int]:
+    def _ranked(self, q: QueryAnalysis, repos: frozenset[str] | None) -> tuple[list[Hit], Usage]:
         terms = list(dict.fromkeys((*q.terms, *q.exact_terms)))
         if not terms and not q.text.strip():
-            return [], 0
+            return [], Usage()
         ranked_lists: list[tuple[float, list[Hit]]] = []
         if terms:
             ranked_lists.append((1.0, self._index.lexical(terms, repos=repos, k=LEXICAL_K)))
@@ -106,8 +112,19 @@ class Retriever:
         dense, tokens = self._dense(q.text, repos)
         if dense:
             ranked_lists.append((1.0, dense))
+        hypothetical, usage = self._expander(q.text) if self._expander else ("", Usage())
+        if hypothetical:
+            hypo_terms = query_terms(hypothetical)[:HYDE_TERMS]
+            if hypo_terms:
+                hypo_hits = self._index.lexical(hypo_terms, repos=repos, k=LEXICAL_K)
+                ranked_lists.append((HYDE_WEIGHT, hypo_hits))
+            hypo_dense, hypo_tokens = self._dense(hypothetical, repos)
+            if hypo_dense:
+                ranked_lists.append((HYDE_WEIGHT, hypo_dense))
+            tokens += hypo_tokens
+        usage = usage + Usage(embedding_tokens=tokens)
         files = self._index.files_lexical(terms, repos=repos, k=FILE_K) if terms else []
-        return self._blend(_fuse(ranked_lists), files, q.paths), tokens
+        return self._blend(_fuse(ranked_lists), files, q.paths, intent_of(q.text)), usage
 
     def _dense(self, text: str, repos: frozenset[str] | None) -> tuple[list[Hit], int]:
         if self._embedder is None:
@@ -123,8 +140,13 @@ class Retriever:
         return hits, self._embedder.tokens_used - before
 
     def _blend(
-        self, fused: list[Hit], files: Sequence[FileHit], mentioned: Sequence[str]
+        self,
+        fused: list[Hit],
+        files: Sequence[FileHit],
+        mentioned: Sequence[str],
+        intent: Intent,
     ) -> list[Hit]:
+        """Chunk score blended with its file's score, times the file kind's prior."""
         if not fused:
             return []
         file_score = {(f.repo, f.path): 1.0 / (RRF_K + rank) for rank, f in enumerate(files)}
@@ -142,8 +164,11 @@ class Retriever:
         blended = [
             Hit(
                 h.chunk,
-                (1 - w) * h.score / top_chunk
-                + w * file_score.get((h.chunk.repo, h.chunk.path), 0.0) / top_file,
+                (
+                    (1 - w) * h.score / top_chunk
+                    + w * file_score.get((h.chunk.repo, h.chunk.path), 0.0) / top_file
+                )
+                * prior(h.chunk.path, intent),
             )
             for h in fused
         ]
