@@ -129,6 +129,9 @@ class Settings(BaseSettings):
         None
     )
     discord_token: Annotated[SecretStr | None, Field(validation_alias=_env("DISCORD_TOKEN"))] = None
+    discord_message_content: Annotated[
+        bool, Field(validation_alias=_env("CODECITE_DISCORD_MESSAGE_CONTENT"))
+    ] = False
     discord_api_url: Annotated[
         str | None, Field(validation_alias=_env("CODECITE_DISCORD_API_URL"))
     ] = None
@@ -136,6 +139,7 @@ class Settings(BaseSettings):
     webhook_secret: Annotated[
         SecretStr | None, Field(validation_alias=_env("CODECITE_WEBHOOK_SECRET"))
     ] = None
+    port: Annotated[int | None, Field(validation_alias=_env("PORT"), gt=0, lt=65536)] = None
     webhook_port: Annotated[
         int, Field(validation_alias=_env("CODECITE_WEBHOOK_PORT"), ge=0, le=65535)
     ] = 8787
@@ -150,6 +154,9 @@ class Settings(BaseSettings):
     answer_max_tokens: Annotated[
         int, Field(validation_alias=_env("CODECITE_ANSWER_MAX_TOKENS"), ge=50)
     ] = 900
+    hybrid_alpha: Annotated[
+        float, Field(validation_alias=_env("CODECITE_HYBRID_ALPHA"), ge=0, le=1)
+    ] = 0.5
     hyde: Annotated[bool, Field(validation_alias=_env("CODECITE_HYDE"))] = False
     prune: Annotated[bool, Field(validation_alias=_env("CODECITE_PRUNE"))] = False
     prune_model: Annotated[str, Field(validation_alias=_env("CODECITE_PRUNE_MODEL"))] = (

@@ -268,7 +268,7 @@ class Core:
         word, _, rest = line.strip().partition(" ")
         command = word.lower()
         if command in ("", "help"):
-            return CommandResult(help_text(), ephemeral=True)
+            return CommandResult(help_text(ctx.platform), ephemeral=True)
         if command == "status":
             return CommandResult(status_text(self, self.scope_for(ctx)), ephemeral=True)
         if command == "repos":

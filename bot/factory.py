@@ -20,7 +20,9 @@ def make_index(settings: Settings) -> Index:
     if settings.index == "pinecone":
         from bot.index.pinecone import PineconeIndex
 
-        return PineconeIndex.from_settings(settings)
+        return PineconeIndex.from_settings(
+            settings, dimension=settings.embed_dimensions, alpha=settings.hybrid_alpha
+        )
     from bot.index.local import LocalIndex
 
     return LocalIndex(settings.index_path)

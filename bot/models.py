@@ -44,7 +44,7 @@ class Chunk:
     def digest(self) -> str:
         """Content-derived: the same text at the same place gets the same digest."""
         payload = f"{self.start_line}:{self.end_line}\n{self.symbol}\n{self.header}\n{self.text}"
-        return hashlib.sha256(payload.encode("utf-8", "replace")).hexdigest()[:16]
+        return hashlib.sha256(payload.encode("utf-8", "replace")).hexdigest()[:DIGEST_LEN]
 
     @property
     def id(self) -> str:
@@ -64,17 +64,31 @@ class Chunk:
         return f"{self.header}\n{self.text}" if self.header else self.text
 
 
+DIGEST_LEN = 16
+
+
+def _id_bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")  # never raises, even for odd file names
+
+
+def _id_path(repo: str, path: str) -> str:
+    """The path as it appears in ids: itself, or its hash when a full id would be too long.
+
+    Decided without the digest, so a file's prefix and its chunks' ids always agree.
+    """
+    if len(_id_bytes(f"{repo}#{path}#")) + DIGEST_LEN <= ID_MAX:
+        return path
+    return "~" + hashlib.sha256(_id_bytes(path)).hexdigest()[:32]
+
+
 def chunk_id(repo: str, path: str, digest: str) -> str:
     """`repo#path#digest`, with the path hashed when the id would be too long."""
-    cid = f"{repo}#{path}#{digest}"
-    if len(cid.encode()) <= ID_MAX:
-        return cid
-    return f"{repo}#~{hashlib.sha256(path.encode()).hexdigest()[:32]}#{digest}"
+    return f"{repo}#{_id_path(repo, path)}#{digest}"
 
 
 def file_prefix(repo: str, path: str) -> str:
     """The id prefix shared by every chunk of one file."""
-    return chunk_id(repo, path, "")
+    return f"{repo}#{_id_path(repo, path)}#"
 
 
 def line_label(path: str, start: int, end: int) -> str:

@@ -21,7 +21,8 @@ CREATE TABLE IF NOT EXISTS runs (
     trigger TEXT NOT NULL, commit_sha TEXT NOT NULL, files_added INTEGER NOT NULL,
     files_changed INTEGER NOT NULL, files_removed INTEGER NOT NULL, chunks_added INTEGER NOT NULL,
     chunks_removed INTEGER NOT NULL, embedded_inputs INTEGER NOT NULL,
-    embedding_tokens INTEGER NOT NULL, error TEXT NOT NULL
+    embedding_tokens INTEGER NOT NULL, error TEXT NOT NULL,
+    embedding_tokens_saved INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS runs_repo ON runs(repo, id);
 CREATE TABLE IF NOT EXISTS next_runs (repo TEXT PRIMARY KEY, at TEXT NOT NULL);
@@ -44,6 +45,7 @@ class Run:
     embedded_inputs: int = 0
     embedding_tokens: int = 0
     error: str = ""  # the user-facing sentence, "" when the run succeeded
+    embedding_tokens_saved: int = 0
 
     @property
     def ok(self) -> bool:
@@ -64,6 +66,7 @@ class Run:
             chunks_removed=report.chunks_removed,
             embedded_inputs=report.embedded_inputs,
             embedding_tokens=report.embedding_tokens,
+            embedding_tokens_saved=report.embedding_tokens_saved,
         )
 
     @classmethod
@@ -81,6 +84,11 @@ class RunLog:
             self._db = sqlite3.connect(path, check_same_thread=False, timeout=10)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.executescript(_SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
+            if "embedding_tokens_saved" not in columns:  # logs written before it existed
+                self._db.execute(
+                    "ALTER TABLE runs ADD COLUMN embedding_tokens_saved INTEGER NOT NULL DEFAULT 0"
+                )
         except (OSError, sqlite3.Error) as exc:
             raise StoreError("The run log could not be opened.", detail=str(exc)) from exc
 
@@ -99,12 +107,14 @@ class RunLog:
             run.embedded_inputs,
             run.embedding_tokens,
             run.error,
+            run.embedding_tokens_saved,
         )
         with self._lock, self._db:
             self._db.execute(
                 "INSERT INTO runs (repo, started_at, seconds, trigger, commit_sha, files_added, "
                 "files_changed, files_removed, chunks_added, chunks_removed, embedded_inputs, "
-                "embedding_tokens, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "embedding_tokens, error, embedding_tokens_saved) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 row,
             )
             self._db.execute(
@@ -139,6 +149,16 @@ class RunLog:
             embedding_tokens=counts[6],
             error=str(row[12]),
         )
+
+    def embedding_totals(self, repo: str) -> tuple[int, int]:
+        """(tokens sent, tokens saved by the cache) over the runs kept for `repo`."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT COALESCE(SUM(embedding_tokens), 0), "
+                "COALESCE(SUM(embedding_tokens_saved), 0) FROM runs WHERE repo = ?",
+                (repo,),
+            ).fetchone()
+        return int(row[0]), int(row[1])
 
     def set_next_run(self, repo: str, at: datetime | None) -> None:
         with self._lock, self._db:

@@ -7,23 +7,38 @@ from typing import TYPE_CHECKING
 
 from bot.errors import BotError
 from bot.models import ago
+from bot.pricing import describe_cost
 
 if TYPE_CHECKING:
     from bot.core import Core
     from bot.ingest.pipeline import IngestReport
 
-HELP = """*codecite* answers questions about your code, citing the exact lines.
-• Ask: mention me with a question, or `/codecite ask <question>`
-• `status`: what is indexed, at which commit, and how fresh
-• `repos`: the repositories this channel can see
-• `reindex [repo]`: re-ingest now (admins only)
-• `help`: this message
-Good questions name things: "where do we retry failed webhooks?",
-"what calls `charge_customer`?"."""
+_ASK = {
+    "slack": "mention me with a question, DM me, or use `/codecite ask <question>`",
+    "discord": "mention me with a question, DM me, or use `/ask`",
+    "cli": '`codecite ask "<question>"`, or `codecite chat` for a conversation',
+}
+_COMMAND = {"slack": "/codecite {}", "discord": "/{}", "cli": "codecite {}"}
 
 
-def help_text() -> str:
-    return HELP
+def help_text(platform: str = "slack") -> str:
+    """What codecite does and how to ask, in the syntax of the platform asking (markdown)."""
+    command = _COMMAND.get(platform, _COMMAND["slack"]).format
+    lines = [
+        "**codecite** answers questions about your code and cites the exact lines.",
+        f"• Ask: {_ASK.get(platform, _ASK['slack'])}",
+    ]
+    if platform != "cli":
+        lines.append("• Follow-ups: keep talking in the thread where I answered; I read the thread")
+    lines += [
+        f"• `{command('status')}`: what is indexed, at which commit, and how fresh",
+        f"• `{command('repos')}`: the repositories available here",
+        f"• `{command('reindex [repo]')}`: re-ingest now (admins only)",
+        f"• `{command('help')}`: this message",
+        'Good questions name things: "where do we retry failed webhooks?", '
+        '"what calls `charge_customer`?".',
+    ]
+    return "\n".join(lines)
 
 
 def status_text(core: Core, scope: frozenset[str] | None) -> str:
@@ -53,6 +68,12 @@ def _run_lines(core: Core, repo: str) -> list[str]:
             )
         else:
             out.append(f"    last run {when} ({last.trigger}) failed: {last.error}")
+    used, saved = core.runs.embedding_totals(repo)
+    if core.embedder is not None and (used or saved):
+        out.append(
+            f"    embeddings: {used:,} tokens ({describe_cost(core.embedder.model, used)}), "
+            f"{saved:,} saved by the cache"
+        )
     upcoming = core.runs.next_run(repo)
     if upcoming is not None:
         out.append(f"    next run {upcoming:%Y-%m-%d %H:%M} UTC")

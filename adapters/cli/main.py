@@ -65,6 +65,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("feedback", help="list the 👍/👎 votes people gave answers")
     p.add_argument("--limit", type=int, default=50)
 
+    p = sub.add_parser("init-index", help="create (or check) the Pinecone index; rebuild state")
+    p.add_argument(
+        "--rebuild-state",
+        action="store_true",
+        help="recreate the local state file from what the Pinecone index holds",
+    )
+
+    p = sub.add_parser("discord-invite", help="print the URL that adds the bot to a server")
+    p.add_argument("application_id", nargs="?", help="default: looked up with DISCORD_TOKEN")
+
     p = sub.add_parser("serve", help="run the chat bots (Slack and/or Discord) and the scheduler")
     p.add_argument("--slack", action="store_true")
     p.add_argument("--discord", action="store_true")
@@ -102,7 +112,7 @@ def cmd_index(core: Core, args: argparse.Namespace, console: Console) -> int:
         report = core.index_repo(
             args.location, name=args.name, branch=args.branch, progress=progress
         )
-    print_report(console, report)
+    print_report(console, report, core.embedder.model if core.embedder is not None else "")
     return 0
 
 
@@ -169,6 +179,34 @@ def cmd_feedback(core: Core, args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_init_index(core: Core, args: argparse.Namespace, console: Console) -> int:
+    from bot.index.pinecone import PineconeIndex
+
+    if not isinstance(core.index, PineconeIndex):
+        console.print("The local index needs no set-up (CODECITE_INDEX=local).")
+        return 0
+    dimension = core.embedder.dimensions if core.embedder is not None else None
+    core.index.init_index(dimension)
+    console.print(f"Pinecone index ready: dimension {core.index.dimension}, dotproduct, hybrid.")
+    if args.rebuild_state:
+        core.index.rebuild_state()
+        console.print(f"State rebuilt: {len(core.index.repo_states())} repositories.")
+    return 0
+
+
+def cmd_discord_invite(core: Core, args: argparse.Namespace, console: Console) -> int:
+    from adapters.discord.invite import application_id_from_token, invite_url
+
+    app_id = args.application_id
+    if not app_id:
+        token = core.settings.discord_token
+        if token is None:
+            raise ConfigError("Give the application id, or set DISCORD_TOKEN to look it up.")
+        app_id = application_id_from_token(token.get_secret_value(), core.settings.discord_api_url)
+    console.print(invite_url(app_id), soft_wrap=True)
+    return 0
+
+
 def cmd_serve(core: Core, args: argparse.Namespace, console: Console) -> int:
     from adapters.serve import serve
 
@@ -199,6 +237,8 @@ HANDLERS: dict[str, Handler] = {
     "feedback": cmd_feedback,
     "serve": cmd_serve,
     "schedule": cmd_schedule,
+    "init-index": cmd_init_index,
+    "discord-invite": cmd_discord_invite,
 }
 
 

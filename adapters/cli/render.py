@@ -8,6 +8,7 @@ from rich.table import Table
 
 from bot.ingest.pipeline import IngestReport
 from bot.models import Answer
+from bot.pricing import describe_cost
 
 
 def print_answer(console: Console, answer: Answer, *, details: bool = True) -> None:
@@ -31,7 +32,7 @@ def print_answer(console: Console, answer: Answer, *, details: bool = True) -> N
         console.print(f"[dim]{answer.mode} answer in {total:.2f}s; tokens {tokens}[/dim]")
 
 
-def print_report(console: Console, report: IngestReport) -> None:
+def print_report(console: Console, report: IngestReport, embed_model: str = "") -> None:
     table = Table(title=f"Indexed {report.repo}", show_header=False, title_justify="left")
     table.add_row("commit", f"{report.branch or '-'}@{report.commit[:12] or 'working tree'}")
     table.add_row(
@@ -47,11 +48,12 @@ def print_report(console: Console, report: IngestReport) -> None:
     if report.secrets_redacted:
         redacted = ", ".join(f"{k} {n:,}" for k, n in sorted(report.secrets_redacted.items()))
         table.add_row("secrets redacted", redacted)
-    if report.embedded_inputs or report.embedding_tokens_saved:
+    if embed_model:
+        cost = describe_cost(embed_model, report.embedding_tokens)
         table.add_row(
             "embeddings",
-            f"{report.embedded_inputs:,} inputs, {report.embedding_tokens:,} tokens "
-            f"({report.embedding_tokens_saved:,} saved by the cache)",
+            f"{report.embedded_inputs:,} inputs, {report.embedding_tokens:,} tokens ({cost}); "
+            f"{report.embedding_tokens_saved:,} tokens saved by the cache",
         )
     table.add_row("time", f"{report.seconds:.1f}s")
     console.print(table)

@@ -21,7 +21,9 @@ def link_citations(text: str, citations: Sequence[Citation], fmt: LinkFormat) ->
     by_label = {c.label: c.url for c in citations if c.url}
     if not by_label:
         return text
-    pattern = re.compile("|".join(re.escape(k) for k in sorted(by_label, key=len, reverse=True)))
+    labels = "|".join(re.escape(k) for k in sorted(by_label, key=len, reverse=True))
+    # Whole labels only: `a.py:L3` must not match inside `a.py:L30-L40` or `xa.py:L3`.
+    pattern = re.compile(rf"(?<![\w/.-])(?:{labels})(?![\w-])")
     out: list[str] = []
     in_fence = False
     for line in text.splitlines(keepends=True):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from bot.models import Chunk, FileDoc, FileEntry, FileHit, Hit, RepoState
 
@@ -84,3 +84,19 @@ class Index(Protocol):
     def stats(self) -> IndexStats: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class HybridIndex(Protocol):
+    """Stores that score dense and sparse together in one query (Pinecone)."""
+
+    def hybrid(
+        self,
+        vector: Sequence[float] | None,
+        terms: Sequence[str],
+        *,
+        repos: frozenset[str] | None,
+        k: int,
+        alpha: float | None = None,
+    ) -> list[Hit]:
+        """`alpha * dense + (1 - alpha) * sparse`; alpha None = the store's configured weight."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
+from itertools import chain
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -59,19 +60,20 @@ def _identifier_tokens(ident: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=400_000)
+def _word_tokens(word: str) -> tuple[str, ...]:
+    if word[0].isdigit():
+        return (word,) if 1 < len(word) <= 8 else ()
+    return _identifier_tokens(word)
+
+
 def iter_tokens(text: str) -> Iterator[str]:
-    for match in _WORD.finditer(text):
-        word = match.group()
-        if word[0].isdigit():
-            if 1 < len(word) <= 8:
-                yield word
-            continue
-        yield from _identifier_tokens(word)
+    return chain.from_iterable(map(_word_tokens, _WORD.findall(text)))
 
 
 def code_tokens(text: str) -> list[str]:
     """Every token of `text`, in order, duplicates kept (term frequency matters)."""
-    return list(iter_tokens(text))
+    return list(chain.from_iterable(map(_word_tokens, _WORD.findall(text))))
 
 
 def path_tokens(path: str) -> list[str]:

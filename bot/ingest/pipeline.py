@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 
 # Bumped when chunking or indexed text changes, so every file is re-chunked once.
 PIPELINE_VERSION = "1"
+# A chunk's text is capped (a single enormous line can exceed any budget) so every store
+# keeps it whole: Pinecone's metadata is limited to 40 KB, and ids derive from the text.
+MAX_CHUNK_CHARS = 24_000
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -252,7 +255,7 @@ def _chunks_for(repo: str, path: str, language: str, text: str, commit: str) -> 
     lines = text.splitlines()
     out: list[Chunk] = []
     for span in chunk_file(path, text, language):
-        body = "\n".join(lines[span.start_line - 1 : span.end_line])
+        body = "\n".join(lines[span.start_line - 1 : span.end_line])[:MAX_CHUNK_CHARS]
         out.append(
             Chunk(
                 repo=repo,

@@ -111,7 +111,7 @@ def open_source(
 
 
 def _checked_name(name: str) -> str:
-    if not name or name in (".", "..") or any(c in name for c in "/\\\0") or name.strip() != name:
+    if not name or name in (".", "..") or any(c in name for c in "/\\\0#") or name.strip() != name:
         raise SourceError(f"{redact(name)!r} is not a usable repository name.")
     return name
 

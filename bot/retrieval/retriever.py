@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from bot.embedding.base import Embedder
 from bot.errors import BotError
-from bot.index.base import Index
+from bot.index.base import HybridIndex, Index
 from bot.index.tokens import query_terms
 from bot.models import Chunk, FileHit, Hit, Usage, line_label
 from bot.retrieval.intent import Intent, intent_of, prior
@@ -102,16 +102,21 @@ class Retriever:
         if not terms and not q.text.strip():
             return [], Usage()
         ranked_lists: list[tuple[float, list[Hit]]] = []
-        if terms:
+        hybrid = self._hybrid(q.text, terms, repos)
+        if hybrid is not None:
+            hits, tokens = hybrid
+            ranked_lists.append((1.0, hits))
+        elif terms:
             ranked_lists.append((1.0, self._index.lexical(terms, repos=repos, k=LEXICAL_K)))
         if q.exact_terms:
             exact = self._index.lexical(
                 list(q.exact_terms), repos=repos, k=EXACT_K, fields=("symbol", "path")
             )
             ranked_lists.append((EXACT_WEIGHT, exact))
-        dense, tokens = self._dense(q.text, repos)
-        if dense:
-            ranked_lists.append((1.0, dense))
+        if hybrid is None:
+            dense, tokens = self._dense(q.text, repos)
+            if dense:
+                ranked_lists.append((1.0, dense))
         hypothetical, usage = self._expander(q.text) if self._expander else ("", Usage())
         if hypothetical:
             hypo_terms = query_terms(hypothetical)[:HYDE_TERMS]
@@ -125,6 +130,21 @@ class Retriever:
         usage = usage + Usage(embedding_tokens=tokens)
         files = self._index.files_lexical(terms, repos=repos, k=FILE_K) if terms else []
         return self._blend(_fuse(ranked_lists), files, q.paths, intent_of(q.text)), usage
+
+    def _hybrid(
+        self, text: str, terms: list[str], repos: frozenset[str] | None
+    ) -> tuple[list[Hit], int] | None:
+        """One dense + sparse query, when the store does that itself (None otherwise)."""
+        if self._embedder is None or not isinstance(self._index, HybridIndex):
+            return None
+        before = self._embedder.tokens_used
+        try:
+            vector: list[float] | None = self._embedder.embed_query(text)
+        except BotError as exc:
+            log.warning("dense half of hybrid search skipped: %s", exc.detail or exc.user_message)
+            vector = None
+        hits = self._index.hybrid(vector, terms, repos=repos, k=LEXICAL_K)
+        return hits, self._embedder.tokens_used - before
 
     def _dense(self, text: str, repos: frozenset[str] | None) -> tuple[list[Hit], int]:
         if self._embedder is None:

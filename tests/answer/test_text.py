@@ -63,3 +63,13 @@ def test_link_citations_outside_code_only():
 def test_link_citations_without_urls_is_identity():
     cite = Citation("r", "a.py", 1, 3, "")
     assert link_citations("a.py:L1-L3", [cite], lambda label, url: "X") == "a.py:L1-L3"
+
+
+def test_link_citations_matches_whole_labels_only():
+    short = Citation("r", "a.py", 3, 3, "https://h/a.py#L3")
+    longer = Citation("r", "a.py", 30, 40, "https://h/a.py#L30-L40")
+    text = "See a.py:L3 and a.py:L30-L40, not xa.py:L3 or lib/a.py:L3."
+    out = link_citations(text, [short], lambda label, url: f"<{url}|{label}>")
+    assert out == "See <https://h/a.py#L3|a.py:L3> and a.py:L30-L40, not xa.py:L3 or lib/a.py:L3."
+    both = link_citations(text, [short, longer], lambda label, url: f"[{label}]")
+    assert both.startswith("See [a.py:L3] and [a.py:L30-L40],")

@@ -1,0 +1,67 @@
+"""The discord.py client: intents, mention safety, commands, buttons and message handling.
+
+Intents are the minimum: guilds (channel and thread cache), guild and direct
+messages. Message Content is privileged and optional: mentions and DMs carry
+their text without it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import discord
+from discord import app_commands
+
+from adapters.discord.feedback import NO_MENTIONS, VoteButton
+from adapters.discord.messages import MessageHandler
+from adapters.discord.slash import SlashCommands, register
+from adapters.discord.sync import CommandSync
+from bot.core import Core
+
+log = logging.getLogger(__name__)
+
+
+def make_intents(*, message_content: bool) -> discord.Intents:
+    intents = discord.Intents.none()
+    intents.guilds = True
+    intents.guild_messages = True
+    intents.dm_messages = True
+    intents.message_content = message_content
+    return intents
+
+
+class CodeciteClient(discord.Client):
+    """Hands every event to the core through small handlers; holds no conversation state."""
+
+    def __init__(
+        self, core: Core, *, message_content: bool = False, sync_commands: bool = True
+    ) -> None:
+        super().__init__(
+            intents=make_intents(message_content=message_content),
+            allowed_mentions=NO_MENTIONS,  # the default for every send, on top of each call's own
+        )
+        self.core = core
+        self.tree: app_commands.CommandTree[Any] = app_commands.CommandTree(self)
+        self._sync_commands = sync_commands
+        self._messages = MessageHandler(self, core)
+        register(self.tree, SlashCommands(core))
+
+    async def setup_hook(self) -> None:
+        """Runs once after login, before the gateway connects."""
+        self.add_dynamic_items(VoteButton)  # clicks on buttons of answers posted before a restart
+        if not self._sync_commands:
+            return
+        if self.application_id is None:
+            log.warning("no application id after login; application commands not registered")
+            return
+        await CommandSync(self.core.settings.home).sync(
+            self.tree, self.application_id, self.core.config.discord.guild_ids
+        )
+
+    async def on_ready(self) -> None:
+        user = self.user
+        log.info("connected to Discord as %s in %d servers", user, len(self.guilds))
+
+    async def on_message(self, message: discord.Message) -> None:
+        await self._messages.on_message(message)

@@ -1,0 +1,68 @@
+"""Who asks and from where: Discord messages and interactions as core `Context`s.
+
+A thread takes its parent channel's id, so a thread inherits the scope mapped
+to the channel in codecite.toml. Roles carry both ids and names, so
+`discord.admin_role` may name either (ids are safer: names are not unique).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import discord
+
+from bot.core import Context
+
+PLATFORM = "discord"
+
+
+def scope_channel_id(channel: object) -> int | None:
+    """The channel whose configuration applies: the parent for a thread."""
+    if isinstance(channel, discord.Thread):
+        return channel.parent_id
+    channel_id = getattr(channel, "id", None)
+    return channel_id if isinstance(channel_id, int) else None
+
+
+def member_roles(user: discord.User | discord.Member) -> tuple[str, ...]:
+    if not isinstance(user, discord.Member):
+        return ()
+    roles: list[str] = []
+    for role in user.roles:
+        if role.is_default():
+            continue  # @everyone is not a role anyone is granted
+        roles.extend((str(role.id), role.name))
+    return tuple(roles)
+
+
+def message_context(message: discord.Message, channel: object | None = None) -> Context:
+    """`channel` is the resolved channel when the cache held only a partial one."""
+    channel_id = scope_channel_id(message.channel if channel is None else channel)
+    guild_id = message.guild.id if message.guild is not None else _guild_id(message.channel)
+    return Context(
+        platform=PLATFORM,
+        user=str(message.author.id),
+        channel="" if channel_id is None else str(channel_id),
+        guild="" if guild_id is None else str(guild_id),
+        is_dm=guild_id is None,  # no guild: a direct message
+        roles=member_roles(message.author),
+    )
+
+
+def interaction_context(interaction: discord.Interaction[Any]) -> Context:
+    channel = scope_channel_id(interaction.channel)
+    if channel is None:
+        channel = interaction.channel_id
+    return Context(
+        platform=PLATFORM,
+        user=str(interaction.user.id),
+        channel="" if channel is None else str(channel),
+        guild="" if interaction.guild_id is None else str(interaction.guild_id),
+        is_dm=interaction.guild_id is None,
+        roles=member_roles(interaction.user),
+    )
+
+
+def _guild_id(channel: object) -> int | None:
+    value = getattr(channel, "guild_id", None)  # PartialMessageable of an uncached guild
+    return value if isinstance(value, int) else None

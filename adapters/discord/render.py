@@ -1,0 +1,101 @@
+"""Answers and command results as Discord messages: pure functions, no SDK calls.
+
+Discord renders a subset of Markdown: code fences, masked links
+`[text](<url>)` (the angle brackets stop the link preview) and `-# ` small
+text. A message holds at most 2,000 characters, so every reply goes through
+`split_message`, which never leaves a code fence open in a piece.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from bot.answer.text import link_citations, split_message
+from bot.models import Answer
+
+MESSAGE_LIMIT = 2000  # Discord's hard limit on message content
+# Pieces stay a little under the limit: Discord counts some characters (astral
+# emoji) differently from Python, and a margin is cheaper than a rejected send.
+SAFE_LIMIT = MESSAGE_LIMIT - 100
+QUOTE_LIMIT = 300  # how much of a slash-command question is echoed above the answer
+THREAD_NAME_LIMIT = 90  # Discord allows 100
+
+ZWSP = "\u200b"
+_MASS_MENTION = re.compile(r"@(everyone|here)", re.IGNORECASE)
+_LOCAL = "\0local"  # marks citations without a permalink while linking
+_LABEL_SPECIALS = re.compile(r"([\\*_~|`\[\]])")
+
+
+def neutralise_mentions(text: str) -> str:
+    """Break `@everyone`/`@here` with a zero-width space so they cannot ping (defence in depth)."""
+    return _MASS_MENTION.sub(lambda m: f"@{ZWSP}{m.group(1)}", text)
+
+
+def strip_mention(content: str, user_id: int) -> str:
+    """The message text without mentions of `user_id` (`<@id>` and the legacy `<@!id>`)."""
+    return re.sub(rf"<@!?{user_id}>", " ", content).strip()
+
+
+def citation_link(label: str, url: str) -> str:
+    """A masked link for a permalink; a code span for local repositories (no URL)."""
+    if url == _LOCAL:
+        return f"`{label}`"
+    safe_url = url.replace("<", "%3C").replace(">", "%3E").replace(" ", "%20")
+    text = _LABEL_SPECIALS.sub(r"\\\1", label)
+    return f"[{text}](<{safe_url}>)"
+
+
+def link_answer(answer: Answer) -> str:
+    """Answer text with each citation label turned into a link (or a code span)."""
+    citations = [replace(c, url=c.url or _LOCAL) for c in answer.citations]
+    text = answer.text
+    for label in {c.label for c in citations}:
+        # A label the model already put in backticks would not render as a link.
+        text = text.replace(f"`{label}`", label)
+    return link_citations(text, citations, citation_link)
+
+
+def freshness_footer(answer: Answer) -> str:
+    if not answer.freshness:
+        return ""
+    return "-# " + " · ".join(f.describe() for f in answer.freshness)
+
+
+def quote_question(question: str) -> str:
+    """The question as a one-line quote, for slash commands whose options Discord hides."""
+    flat = " ".join(question.split())
+    if len(flat) > QUOTE_LIMIT:
+        flat = flat[: QUOTE_LIMIT - 1].rstrip() + "…"
+    return f"> {flat}"
+
+
+def render_answer(answer: Answer, *, question: str = "") -> list[str]:
+    """The message pieces for an answer: optional quoted question, body, freshness footer."""
+    parts = [quote_question(question)] if question.strip() else []
+    parts.append(link_answer(answer).strip())
+    footer = freshness_footer(answer)
+    if footer:
+        parts.append(footer)
+    return render_text("\n\n".join(p for p in parts if p))
+
+
+def render_text(text: str) -> list[str]:
+    """Any markdown we send: mass mentions neutralised, split under the message limit."""
+    text = neutralise_mentions(text.strip()) or "(no answer)"
+    return [piece for piece in split_message(text, SAFE_LIMIT) if piece.strip()]
+
+
+def thread_name(question: str) -> str:
+    """A thread title from the first line of the question."""
+    first = next((line.strip() for line in question.splitlines() if line.strip()), "")
+    first = neutralise_mentions(first)
+    if len(first) > THREAD_NAME_LIMIT:
+        first = first[: THREAD_NAME_LIMIT - 1].rstrip() + "…"
+    return first or "codecite answer"
+
+
+def strip_footer(content: str) -> str:
+    """A bot message without its `-# ` footer lines, for use as conversation history."""
+    lines = [line for line in content.splitlines() if not line.startswith("-# ")]
+    return "\n".join(lines).strip()

@@ -1,0 +1,117 @@
+"""From a question to message pieces, and from pieces to Discord sends.
+
+Core calls block (retrieval, the model, SQLite), so they run in worker
+threads via `asyncio.to_thread`; the event loop keeps serving the gateway.
+Every send carries `AllowedMentions.none()` and suppresses link previews.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import discord
+
+from adapters.discord.feedback import NO_MENTIONS, vote_view
+from adapters.discord.render import render_answer, render_text
+from adapters.errors import user_facing
+from bot.core import Context, Core
+from bot.errors import BotError
+from bot.models import Answer, Turn
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What to post: pieces under the size limit, and the answer id for vote buttons."""
+
+    pieces: tuple[str, ...]
+    answer_id: str = ""
+    ephemeral: bool = False
+
+
+def error_reply(exc: BaseException) -> Reply:
+    """One sentence and an incident id (details go to the log); only the asker needs it."""
+    return Reply(tuple(render_text(user_facing(exc))), ephemeral=True)
+
+
+async def answer_reply(
+    core: Core,
+    question: str,
+    ctx: Context,
+    conversation: Sequence[Turn] = (),
+    *,
+    quote: bool = False,
+) -> Reply:
+    answer = await asyncio.to_thread(core.ask, question, ctx, tuple(conversation))
+    return await _answered(core, question, ctx, answer, quote=quote)
+
+
+async def command_reply(core: Core, line: str, ctx: Context) -> Reply:
+    """A shared command (`status`, `repos`, `reindex`, `ask ...`) or a bare question."""
+    result = await asyncio.to_thread(core.run_command, line, ctx)
+    if result.answer is not None:
+        word, _, rest = line.strip().partition(" ")
+        question = rest if word.lower() == "ask" else line
+        return await _answered(core, question.strip(), ctx, result.answer, quote=False)
+    return Reply(tuple(render_text(result.text)), ephemeral=result.ephemeral)
+
+
+async def _answered(
+    core: Core, question: str, ctx: Context, answer: Answer, *, quote: bool
+) -> Reply:
+    pieces = tuple(render_answer(answer, question=question if quote else ""))
+    try:
+        answer_id = await asyncio.to_thread(
+            core.feedback.record_answer,
+            platform=ctx.platform,
+            channel=ctx.channel,
+            asker=ctx.user,
+            question=question,
+            answer=answer,
+        )
+    except BotError as exc:
+        # Losing the vote buttons is better than losing the answer.
+        log.warning("answer not recorded for feedback: %s", exc.detail or exc.user_message)
+        answer_id = ""
+    return Reply(pieces, answer_id=answer_id)
+
+
+def _extras(reply: Reply, index: int) -> dict[str, Any]:
+    """Vote buttons go under the last piece only."""
+    if reply.answer_id and index == len(reply.pieces) - 1:
+        return {"view": vote_view(reply.answer_id)}
+    return {}
+
+
+async def send_to_channel(
+    channel: discord.abc.Messageable, reply: Reply, *, reference: discord.Message | None = None
+) -> list[discord.Message]:
+    """Post the pieces in order; the first replies to `reference` (without pinging its author)."""
+    sent: list[discord.Message] = []
+    for index, piece in enumerate(reply.pieces):
+        extras = _extras(reply, index)
+        if index == 0 and reference is not None:
+            extras["reference"] = reference.to_reference(fail_if_not_exists=False)
+            extras["mention_author"] = False
+        message = await channel.send(
+            piece, allowed_mentions=NO_MENTIONS, suppress_embeds=True, **extras
+        )
+        sent.append(message)
+    return sent
+
+
+async def send_followups(interaction: discord.Interaction[Any], reply: Reply) -> None:
+    """Answer a deferred interaction: the first follow-up replaces the "thinking" message."""
+    for index, piece in enumerate(reply.pieces):
+        await interaction.followup.send(
+            piece,
+            ephemeral=reply.ephemeral,
+            allowed_mentions=NO_MENTIONS,
+            suppress_embeds=True,
+            **_extras(reply, index),
+        )

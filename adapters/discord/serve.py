@@ -1,0 +1,56 @@
+"""`codecite serve --discord`: run the bot until stopped."""
+
+from __future__ import annotations
+
+import logging
+
+import discord
+
+from adapters.discord.client import CodeciteClient
+from adapters.discord.invite import (
+    application_id_from_token,
+    fetch_application_id,
+    invite_url,
+    use_api_base,
+)
+from bot.core import Core
+from bot.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "application_id_from_token",
+    "fetch_application_id",
+    "invite_url",
+    "serve_discord",
+]
+
+
+def message_content_enabled(core: Core) -> bool:
+    """CODECITE_DISCORD_MESSAGE_CONTENT=1, once Settings has the field (off until then)."""
+    return core.settings.discord_message_content
+
+
+def serve_discord(core: Core, *, message_content: bool | None = None) -> None:
+    """Blocking: connect with DISCORD_TOKEN and answer until the process is stopped.
+
+    discord.py reconnects (and RESUMEs) on its own; the handlers keep no state
+    tied to a connection.
+    """
+    token = core.settings.discord_token
+    if token is None or not token.get_secret_value().strip():
+        raise ConfigError("DISCORD_TOKEN is not set.")
+    use_api_base(core.settings.discord_api_url)
+    if message_content is None:
+        message_content = message_content_enabled(core)
+    client = CodeciteClient(core, message_content=message_content)
+    try:
+        # log_handler=None: logging is configured by the entry point, not by discord.py.
+        client.run(token.get_secret_value().strip(), log_handler=None)
+    except discord.LoginFailure as exc:
+        raise ConfigError("Discord rejected DISCORD_TOKEN; check the bot token.") from exc
+    except discord.PrivilegedIntentsRequired as exc:
+        raise ConfigError(
+            "The Message Content intent is not enabled for this bot: enable it in the "
+            "Developer Portal (Bot > Privileged Gateway Intents) or turn it off in codecite."
+        ) from exc

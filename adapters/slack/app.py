@@ -1,0 +1,93 @@
+"""Wiring: a Bolt App whose listeners call the Core, and its Web API client.
+
+`build_bot` returns the App with what must be closed on shutdown (the worker
+pool and the event store); `build_app` is the App alone, for callers that only
+dispatch requests.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from slack_bolt import App
+from slack_bolt.error import BoltError as SlackBoltError
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackClientError
+from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+
+from adapters.slack.handlers import SlackHandlers
+from adapters.slack.pool import WorkerPool
+from bot.config import Settings
+from bot.core import Core
+from bot.dedupe import EventDedupe
+from bot.errors import ConfigError, ServiceUnavailable
+
+log = logging.getLogger(__name__)
+
+DEFAULT_API_URL = "https://slack.com/api/"
+LISTENER_THREADS = 16  # acks and quick work only; answers run in the WorkerPool
+API_TIMEOUT = 30
+
+
+@dataclass(frozen=True, slots=True)
+class SlackBot:
+    app: App
+    handlers: SlackHandlers
+    listeners: ThreadPoolExecutor
+
+    def close(self) -> None:
+        """Finish the answers already accepted, then release the pool and the event store."""
+        self.listeners.shutdown(wait=True)
+        self.handlers.close()
+
+
+def make_client(settings: Settings) -> WebClient:
+    """The Web API client: bot token, base URL from CODECITE_SLACK_API_URL."""
+    if settings.slack_bot_token is None:
+        raise ConfigError("SLACK_BOT_TOKEN is not set; the Slack adapter needs the bot token.")
+    base_url = settings.slack_api_url or DEFAULT_API_URL
+    client = WebClient(
+        token=settings.slack_bot_token.get_secret_value(),
+        base_url=base_url if base_url.endswith("/") else base_url + "/",
+        timeout=API_TIMEOUT,
+    )
+    client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=2))
+    return client
+
+
+def build_bot(core: Core, *, client: WebClient | None = None) -> SlackBot:
+    settings = core.settings
+    client = client or make_client(settings)
+    secret = settings.slack_signing_secret
+    # Without a secret no HTTP request may pass verification: sign with a random one.
+    signing_secret = secret.get_secret_value() if secret else secrets.token_hex(32)
+    listeners = ThreadPoolExecutor(max_workers=LISTENER_THREADS, thread_name_prefix="slack-listen")
+    try:
+        app = App(
+            name="codecite",
+            client=client,
+            signing_secret=signing_secret,
+            listener_executor=listeners,
+        )
+    except SlackBoltError as exc:  # auth.test refused the token
+        listeners.shutdown()
+        raise ConfigError("Slack refused the bot token (auth.test failed).") from exc
+    except (SlackClientError, OSError) as exc:
+        listeners.shutdown()
+        raise ServiceUnavailable("Slack could not be reached; is the network up?") from exc
+    limits = core.config.limits
+    handlers = SlackHandlers(
+        core,
+        client,
+        dedupe=EventDedupe.in_home(settings.home),
+        pool=WorkerPool(workers=limits.workers, queue_size=limits.queue_size, name="slack-answer"),
+    )
+    handlers.register(app)
+    return SlackBot(app=app, handlers=handlers, listeners=listeners)
+
+
+def build_app(core: Core, *, client: WebClient | None = None) -> App:
+    return build_bot(core, client=client).app

@@ -1,0 +1,165 @@
+"""Which Slack payloads are questions: pure converters from payload dicts to requests.
+
+Rules for events (Slack sends both `app_mention` and `message` for a mention):
+- `app_mention` in a channel is a question, answered in the mention's thread;
+- `message` in a DM (`channel_type: im`) is a question, answered in the DM
+  (at top level, or in the thread it was written in);
+- `message` in a thread of a channel, without a mention, is a possible
+  follow-up (answered only if the bot is already in that thread), unless it
+  is side talk: "thanks!", a lone emoji, or addressed to someone ("@alice ...");
+- everything else is ignored: other `message` events in channels (including
+  the duplicate of a mention), edits, joins, the bot's own messages, and other
+  bots' messages unless `answer_bots` is on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from adapters.slack.history import BotIdentity
+from bot.core import Context
+
+PLATFORM = "slack"
+Kind = Literal["mention", "dm", "followup"]
+
+_MESSAGE_SUBTYPES = {None, "file_share", "thread_broadcast"}
+_CHATTER = re.compile(
+    r"^\s*(?:(?:thanks?|thank you|thx|ty|tysm|ok|okay|cool|great|nice|perfect|awesome|got it|"
+    r"lol|yes|no|\+1|:[\w+-]+:)[\s!.,]*)+$",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Incoming:
+    """A question someone wrote in a conversation."""
+
+    kind: Kind
+    team: str
+    channel: str
+    user: str
+    ts: str
+    thread_ts: str  # "" when the message is not in a thread
+    text: str  # the bot's mention removed
+    event_id: str = ""
+
+    @property
+    def in_thread(self) -> bool:
+        return bool(self.thread_ts) and self.thread_ts != self.ts
+
+    @property
+    def reply_ts(self) -> str | None:
+        """Where the answer goes: the thread (a new one under a mention); DMs stay flat."""
+        if self.kind == "dm":
+            return self.thread_ts or None
+        return self.thread_ts or self.ts
+
+    def keys(self) -> tuple[str, ...]:
+        """Dedupe keys: the message itself (shared by app_mention and message) and the event."""
+        keys = [f"{PLATFORM}:{self.team}:{self.channel}:{self.ts}"]
+        if self.event_id:
+            keys.append(f"{PLATFORM}:event:{self.event_id}")
+        return tuple(keys)
+
+    def context(self) -> Context:
+        return Context(
+            platform=PLATFORM,
+            user=self.user,
+            channel=self.channel,
+            guild=self.team,
+            is_dm=self.kind == "dm",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SlashCommand:
+    team: str
+    channel: str
+    user: str
+    text: str
+    response_url: str
+    trigger_id: str
+    is_dm: bool
+
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any]) -> SlashCommand:
+        channel = str(payload.get("channel_id") or "")
+        return cls(
+            team=str(payload.get("team_id") or ""),
+            channel=channel,
+            user=str(payload.get("user_id") or ""),
+            text=str(payload.get("text") or "").strip(),
+            response_url=str(payload.get("response_url") or ""),
+            trigger_id=str(payload.get("trigger_id") or ""),
+            is_dm=channel.startswith("D") or payload.get("channel_name") == "directmessage",
+        )
+
+    @property
+    def word(self) -> str:
+        """The subcommand, lower-cased ("" for a bare `/codecite`)."""
+        return self.text.split(maxsplit=1)[0].lower() if self.text else ""
+
+    @property
+    def question(self) -> str:
+        """The question of `ask <q>` or of a bare question."""
+        return self.text[len("ask") :].strip() if self.word == "ask" else self.text
+
+    def context(self) -> Context:
+        return Context(
+            platform=PLATFORM,
+            user=self.user,
+            channel=self.channel,
+            guild=self.team,
+            is_dm=self.is_dm,
+        )
+
+
+def parse_event(
+    body: Mapping[str, Any], bot: BotIdentity, *, answer_bots: bool = False
+) -> Incoming | None:
+    """The question in an Events API body, or None when the bot should stay silent."""
+    event = body.get("event") or {}
+    kind = _kind(event, bot, answer_bots=answer_bots)
+    if kind is None:
+        return None
+    return Incoming(
+        kind=kind,
+        team=str(body.get("team_id") or event.get("team") or ""),
+        channel=str(event.get("channel") or ""),
+        user=str(event.get("user") or event.get("bot_id") or ""),
+        ts=str(event.get("ts") or ""),
+        thread_ts=str(event.get("thread_ts") or ""),
+        text=bot.strip_mention(str(event.get("text") or "")),
+        event_id=str(body.get("event_id") or ""),
+    )
+
+
+def _kind(event: Mapping[str, Any], bot: BotIdentity, *, answer_bots: bool) -> Kind | None:
+    if not event.get("channel") or not event.get("ts") or bot.wrote(event):
+        return None
+    from_bot = bool(event.get("bot_id")) or event.get("subtype") == "bot_message"
+    if from_bot and not answer_bots:
+        return None
+    if event.get("type") == "app_mention":
+        return "mention"
+    if event.get("type") != "message":
+        return None
+    subtype = event.get("subtype")
+    if subtype not in _MESSAGE_SUBTYPES and not (subtype == "bot_message" and answer_bots):
+        return None
+    if event.get("channel_type") == "im":
+        return "dm"
+    text = str(event.get("text") or "")
+    mentioned = bool(bot.user_id) and f"<@{bot.user_id}" in text
+    thread_ts = event.get("thread_ts")
+    if thread_ts and thread_ts != event.get("ts") and not mentioned and not _side_talk(text):
+        return "followup"
+    return None  # a top-level channel message, or the duplicate of an app_mention
+
+
+def _side_talk(text: str) -> bool:
+    """Thread replies not meant for the bot: "thanks!", a lone emoji, "@alice can you...?"."""
+    return bool(_CHATTER.match(text)) or text.lstrip().startswith("<@")

@@ -1,0 +1,197 @@
+"""Bolt listeners: acknowledge at once, claim the event, show progress, answer in the background.
+
+Each listener runs on Bolt's listener threads after (events) or right after
+calling (commands, buttons) `ack()`; the slow part, `Core.ask`, runs in the
+bounded WorkerPool. Every failure the user could notice is turned into one
+sentence with an incident id (`adapters.errors.user_facing`).
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+from typing import Any
+
+from slack_bolt import Ack, App, BoltContext
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackClientError
+
+from adapters.errors import user_facing
+from adapters.slack.events import Incoming, SlashCommand, parse_event
+from adapters.slack.history import NO_HISTORY, BotIdentity, load_thread
+from adapters.slack.outbox import NOT_POSTABLE, Outbox, error_code
+from adapters.slack.pool import WorkerPool
+from adapters.slack.render import (
+    VOTE_DOWN,
+    VOTE_UP,
+    SlackMessage,
+    quote_question,
+    render_answer,
+    render_text,
+)
+from bot.core import Context, Core
+from bot.dedupe import EventDedupe
+from bot.errors import BotError, RateLimited
+from bot.models import Answer, Turn
+
+log = logging.getLogger(__name__)
+
+COMMAND = "/codecite"
+PROGRESS_REACTION = "eyes"
+QUICK_COMMANDS = frozenset({"", "help", "status", "repos"})  # cheap: plain ack, no "working" note
+WORKING = ":mag: Looking into it…"
+REINDEXING = ":arrows_counterclockwise: Reindexing; the result follows here."
+THANKS = "Thanks for the feedback!"
+UNKNOWN_ANSWER = "That answer is no longer on record, so the vote was not stored."
+
+
+class SlackHandlers:
+    def __init__(
+        self, core: Core, client: WebClient, *, dedupe: EventDedupe, pool: WorkerPool
+    ) -> None:
+        self.core = core
+        self.outbox = Outbox(client)
+        self._client = client
+        self._dedupe = dedupe
+        self._pool = pool
+
+    def register(self, app: App) -> None:
+        app.event("app_mention")(self.on_event)
+        app.event("message")(self.on_event)
+        app.command(COMMAND)(self.on_command)
+        app.action(VOTE_UP)(self.on_vote)
+        app.action(VOTE_DOWN)(self.on_vote)
+
+    def close(self) -> None:
+        self._pool.close()
+        self._dedupe.close()
+
+    # -- events: mentions, DMs, thread follow-ups ---------------------------------------------
+
+    def on_event(self, body: dict[str, Any], context: BoltContext) -> None:
+        """Runs after Bolt acknowledged the event."""
+        bot = BotIdentity(context.bot_user_id or "", context.bot_id or "")
+        incoming = parse_event(body, bot, answer_bots=self.core.config.answer_bots)
+        if incoming is None or not self._wanted(incoming):
+            return
+        if not self._claim(*incoming.keys()):
+            log.debug("event %s already claimed", incoming.keys()[0])
+            return
+        followup = incoming.kind == "followup"
+        if not followup:  # progress first: reading the thread takes a round trip
+            self.outbox.react(incoming.channel, incoming.ts, PROGRESS_REACTION)
+        history = NO_HISTORY
+        if incoming.in_thread:
+            history = load_thread(
+                self._client, incoming.channel, incoming.thread_ts, before_ts=incoming.ts, bot=bot
+            )
+        if followup:
+            if not history.bot_answered:
+                return  # someone else's thread
+            self.outbox.react(incoming.channel, incoming.ts, PROGRESS_REACTION)
+        if not self._pool.submit(partial(self._answer, incoming, history.turns)):
+            self._deliver(incoming, render_text(RateLimited.user_message))
+
+    def _wanted(self, incoming: Incoming) -> bool:
+        if incoming.kind != "followup":
+            return True
+        channel = self.core.channel_config(incoming.channel)
+        return channel is None or channel.threads
+
+    def _answer(self, incoming: Incoming, history: tuple[Turn, ...]) -> None:
+        ctx = incoming.context()
+        try:
+            messages = self._reply(incoming.text, ctx, history)
+        except Exception as exc:  # noqa: BLE001 -- every failure becomes a sentence for the user
+            messages = render_text(user_facing(exc))
+        self._deliver(incoming, messages)
+
+    def _reply(self, text: str, ctx: Context, history: tuple[Turn, ...]) -> list[SlackMessage]:
+        if text.lower() in QUICK_COMMANDS - {""}:  # "@codecite help" is the command, not a search
+            return render_text(self.core.run_command(text.lower(), ctx).text)
+        answer = self.core.ask(text, ctx, history)
+        return render_answer(answer, answer_id=self._record(ctx, text, answer))
+
+    def _deliver(self, incoming: Incoming, messages: list[SlackMessage]) -> None:
+        try:
+            self.outbox.post(incoming.channel, messages, thread_ts=incoming.reply_ts)
+        except (SlackClientError, OSError) as exc:
+            log.error("could not post the answer in %s: %s", incoming.channel, error_code(exc))
+        finally:
+            self.outbox.unreact(incoming.channel, incoming.ts, PROGRESS_REACTION)
+
+    # -- the slash command ---------------------------------------------------------------------
+
+    def on_command(self, ack: Ack, command: dict[str, Any]) -> None:
+        cmd = SlashCommand.from_payload(command)
+        if cmd.word in QUICK_COMMANDS:
+            ack()
+        else:
+            ack(text=REINDEXING if cmd.word == "reindex" else WORKING, response_type="ephemeral")
+        if cmd.trigger_id and not self._claim(f"slack:command:{cmd.trigger_id}"):
+            return
+        if not self._pool.submit(partial(self._run_command, cmd)):
+            self.outbox.respond(
+                cmd.response_url, render_text(RateLimited.user_message), in_channel=False
+            )
+
+    def _run_command(self, cmd: SlashCommand) -> None:
+        ctx = cmd.context()
+        try:
+            result = self.core.run_command(cmd.text, ctx)
+        except Exception as exc:  # noqa: BLE001 -- every failure becomes a sentence for the user
+            self.outbox.respond(cmd.response_url, render_text(user_facing(exc)), in_channel=False)
+            return
+        if result.answer is None:
+            messages = render_text(result.text)
+            self.outbox.respond(cmd.response_url, messages, in_channel=not result.ephemeral)
+            return
+        answer_id = self._record(ctx, cmd.question, result.answer)
+        preface = quote_question(cmd.user, cmd.question)
+        messages = render_answer(result.answer, answer_id=answer_id, preface=preface)
+        try:
+            self.outbox.post(cmd.channel, messages, thread_ts=None, thread_rest=True)
+        except (SlackClientError, OSError) as exc:
+            if error_code(exc) not in NOT_POSTABLE:
+                log.error("could not post the answer in %s: %s", cmd.channel, error_code(exc))
+            # Not a member here (or a DM between others): the response_url still reaches it.
+            self.outbox.respond(cmd.response_url, messages, in_channel=True)
+
+    # -- feedback buttons ----------------------------------------------------------------------
+
+    def on_vote(self, ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
+        ack()
+        vote = 1 if action.get("action_id") == VOTE_UP else -1
+        voter = str((body.get("user") or {}).get("id") or "")
+        try:
+            known = self.core.feedback.record_vote(str(action.get("value") or ""), voter, vote)
+            text = THANKS if known else UNKNOWN_ANSWER
+        except (BotError, ValueError) as exc:
+            text = user_facing(exc)
+        self.outbox.respond(
+            str(body.get("response_url") or ""), render_text(text), in_channel=False
+        )
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _claim(self, *keys: str) -> bool:
+        try:
+            return self._dedupe.claim(*keys)
+        except BotError as exc:
+            # Without the store we cannot tell duplicates apart; answering twice beats silence.
+            log.warning("event dedupe unavailable: %s", exc.detail or exc.user_message)
+            return True
+
+    def _record(self, ctx: Context, question: str, answer: Answer) -> str:
+        """The answer's feedback id ("" when it could not be stored: no buttons then)."""
+        try:
+            return self.core.feedback.record_answer(
+                platform=ctx.platform,
+                channel=ctx.channel,
+                asker=ctx.user,
+                question=question,
+                answer=answer,
+            )
+        except BotError as exc:
+            log.warning("answer not recorded for feedback: %s", exc.detail or exc.user_message)
+            return ""

@@ -1,0 +1,400 @@
+"""LocalIndex: the embedded index in one SQLite file (FTS5 BM25 + numpy vectors).
+
+Concurrency: every thread gets its own connection (WAL lets readers run beside
+a writer and see only committed transactions). Writes are serialised by a
+lock inside the process and by `BEGIN IMMEDIATE` plus the busy timeout across
+processes, so a CLI reindex can run while the server answers. Reads that need
+several statements run in one read transaction, i.e. one snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from bot.errors import StoreError
+from bot.index import local_schema as schema
+from bot.index.base import FIELDS, ChangeSet, IndexStats
+from bot.index.vectors import VectorCache, vector_generation
+from bot.models import Chunk, FileEntry, FileHit, Hit, RepoState
+
+log = logging.getLogger(__name__)
+
+MAX_TERMS = 128  # an OR of more terms only slows the query down
+MAX_TERM_CHARS = 256
+_HAS_WORD = re.compile(r"\w")
+_DAMAGED = "The index file is damaged or is not a codecite index; delete it and reindex."
+_BUSY = "The index is busy with another update; please try again shortly."
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    """Turn lower-layer failures into StoreError with a sentence a user may see."""
+    try:
+        yield
+    except StoreError:
+        raise
+    except sqlite3.DatabaseError as exc:
+        text = str(exc).lower()
+        if "locked" in text or "busy" in text:
+            raise StoreError(_BUSY, detail=str(exc)) from exc
+        if "not a database" in text or "malformed" in text or "corrupt" in text:
+            raise StoreError(_DAMAGED, detail=str(exc)) from exc
+        raise StoreError(detail=f"{type(exc).__name__}: {exc}") from exc
+    except sqlite3.Error as exc:
+        raise StoreError(detail=f"{type(exc).__name__}: {exc}") from exc
+    except OSError as exc:
+        raise StoreError(detail=f"{type(exc).__name__}: {exc}") from exc
+
+
+def _weight(name: str, value: float) -> str:
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return repr(float(value))
+
+
+class LocalIndex:
+    """The Index protocol over one SQLite file; safe to share between threads."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        path_weight: float = 2.0,
+        symbol_weight: float = 3.0,
+        header_weight: float = 1.5,
+        body_weight: float = 1.0,
+        file_path_weight: float = 2.0,
+        file_body_weight: float = 1.0,
+        busy_timeout: float = 30.0,
+    ) -> None:
+        self.path = Path(path)
+        self._busy_timeout = busy_timeout
+        weights = (path_weight, symbol_weight, header_weight, body_weight)
+        names = [f"{f}_weight" for f in FIELDS]
+        self._chunk_rank = "bm25(chunks_fts, {})".format(
+            ", ".join(_weight(n, w) for n, w in zip(names, weights, strict=True))
+        )
+        self._file_rank = "bm25(files_fts, {}, {})".format(
+            _weight("file_path_weight", file_path_weight),
+            _weight("file_body_weight", file_body_weight),
+        )
+        self._local = threading.local()
+        self._conns: dict[threading.Thread, sqlite3.Connection] = {}
+        self._conns_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._vectors = VectorCache()
+        self._closed = False
+        with _translated():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                schema.prepare(self._conn())
+            except BaseException:
+                self.close()
+                raise
+
+    # -- connections and transactions ----------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        conn = schema.connect(self.path, busy_timeout=self._busy_timeout)
+        with self._conns_lock:
+            if self._closed:
+                conn.close()
+                raise StoreError("The index is closed.")
+            for thread in [t for t in self._conns if not t.is_alive()]:
+                self._conns.pop(thread).close()
+            self._conns[threading.current_thread()] = conn
+        self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """One snapshot for several statements."""
+        self._check_open()
+        with _translated():
+            conn = self._conn()
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                schema.rollback(conn)  # a read transaction has nothing to commit
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: all of it commits, or none of it does."""
+        self._check_open()
+        with self._write_lock, _translated():
+            conn = self._conn()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                schema.rollback(conn)
+                raise
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError("The index is closed.")
+
+    def _query(self, sql: str, args: Sequence[object] = ()) -> list[Any]:
+        self._check_open()
+        with _translated():
+            return self._conn().execute(sql, args).fetchall()
+
+    # -- writes --------------------------------------------------------------
+
+    def apply(self, change: ChangeSet) -> None:
+        try:
+            with self._write() as conn:
+                schema.write_change(conn, change)
+        except StoreError:
+            raise
+        except Exception as exc:
+            raise StoreError(detail=f"{type(exc).__name__}: {exc}") from exc
+        log.debug("applied change set for %s", change.repo)
+
+    def remove_repo(self, repo: str) -> None:
+        with self._write() as conn:
+            schema.delete_repo(conn, repo)
+        log.info("removed repository %s from the index", repo)
+
+    # -- reads ---------------------------------------------------------------
+
+    def repo_states(self) -> list[RepoState]:
+        rows = self._query(
+            "SELECT name, source, branch, commit_sha, indexed_at, web_url, files, chunks"
+            " FROM repos ORDER BY name"
+        )
+        return [_repo_state(row) for row in rows]
+
+    def manifest(self, repo: str) -> dict[str, FileEntry]:
+        rows = self._query(
+            "SELECT path, blob, language, chunk_ids FROM files WHERE repo = ?", (repo,)
+        )
+        return {
+            path: FileEntry(path, blob, lang, tuple(json.loads(ids)))
+            for path, blob, lang, ids in rows
+        }
+
+    def chunks_of(self, repo: str, path: str) -> list[Chunk]:
+        rows = self._query(
+            f"SELECT {schema.CHUNK_COLUMNS} FROM chunks c WHERE c.repo = ? AND c.path = ?"
+            " ORDER BY c.start_line, c.end_line, c.rid",
+            (repo, path),
+        )
+        return [_chunk(row) for row in rows]
+
+    def ids_by_prefix(self, prefix: str) -> list[str]:
+        upper = prefix_upper_bound(prefix)
+        if upper is None:
+            rows = self._query("SELECT id FROM chunks WHERE id >= ? ORDER BY id", (prefix,))
+        else:
+            rows = self._query(
+                "SELECT id FROM chunks WHERE id >= ? AND id < ? ORDER BY id", (prefix, upper)
+            )
+        return [row[0] for row in rows]
+
+    def lexical(
+        self,
+        terms: Sequence[str],
+        *,
+        repos: frozenset[str] | None,
+        k: int,
+        fields: Sequence[str] | None = None,
+    ) -> list[Hit]:
+        _check_fields(fields)
+        expr = match_expression(terms, fields)
+        if expr is None or _empty(repos, k) or (fields is not None and not fields):
+            return []
+        # Rank rowids first (narrow rows sort fast), then fetch the k winners. CROSS JOIN
+        # keeps FTS5 the outer loop; the covering index answers each match's repo.
+        scope, args = _scope_clause("+s.repo", repos)
+        rows = self._query(
+            f"WITH top AS (SELECT chunks_fts.rowid AS rid, -{self._chunk_rank} AS score"
+            " FROM chunks_fts CROSS JOIN chunks s INDEXED BY chunks_scope"
+            f" ON s.rid = chunks_fts.rowid WHERE chunks_fts MATCH ? {scope}"
+            " ORDER BY score DESC, rid LIMIT ?)"
+            f" SELECT {schema.CHUNK_COLUMNS}, top.score FROM top CROSS JOIN chunks c"
+            " ON c.rid = top.rid ORDER BY top.score DESC, top.rid",
+            (expr, *args, k),
+        )
+        return [Hit(_chunk(row[:-1]), float(row[-1])) for row in rows]
+
+    def files_lexical(
+        self, terms: Sequence[str], *, repos: frozenset[str] | None, k: int
+    ) -> list[FileHit]:
+        expr = match_expression(terms)
+        if expr is None or _empty(repos, k):
+            return []
+        scope, args = _scope_clause("+f.repo", repos)
+        rows = self._query(
+            f"SELECT f.repo, f.path, -{self._file_rank} AS score"
+            " FROM files_fts CROSS JOIN files f INDEXED BY files_scope ON f.fid = files_fts.rowid"
+            f" WHERE files_fts MATCH ? {scope} ORDER BY score DESC, f.fid LIMIT ?",
+            (expr, *args, k),
+        )
+        return [FileHit(repo, path, float(score)) for repo, path, score in rows]
+
+    def dense(self, vector: Sequence[float], *, repos: frozenset[str] | None, k: int) -> list[Hit]:
+        query = np.asarray(vector, dtype=np.float32)
+        if query.ndim != 1 or query.size == 0 or not np.isfinite(query).all():
+            raise ValueError("the query vector must be a non-empty list of finite numbers")
+        if _empty(repos, k):
+            return []
+        with self._read() as conn:
+            stored = conn.execute("SELECT dim FROM vectors LIMIT 1").fetchone()
+            if stored is None:
+                return []
+            if stored[0] != query.size:
+                log.warning(
+                    "query vector has %d dimensions, the index %d: reindex after changing "
+                    "the embedding model",
+                    query.size,
+                    stored[0],
+                )
+                return []
+            generation = vector_generation(conn)
+            snapshot = self._vectors.get(conn, generation, int(query.size))
+            best = snapshot.top(query, repos, k)
+            chunks = _chunks_by_rowid(conn, [rid for rid, _ in best])
+        return [Hit(chunks[rid], score) for rid, score in best if rid in chunks]
+
+    def stats(self) -> IndexStats:
+        with self._read() as conn:
+            counts = [
+                int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+                for table in ("repos", "files", "chunks", "vectors")
+            ]
+        size = 0
+        for suffix in ("", "-wal"):
+            try:
+                size += Path(f"{self.path}{suffix}").stat().st_size
+            except FileNotFoundError:
+                continue
+        repos, files, chunks, vectors = counts
+        return IndexStats(repos, files, chunks, vectors, size)
+
+    # -- lifecycle -----------------------------------------------------------
+
+    def close(self) -> None:
+        """Close every connection; later calls raise StoreError. Safe to call twice."""
+        with self._conns_lock:
+            if self._closed:
+                return
+            self._closed = True
+            conns = list(self._conns.values())
+            self._conns.clear()
+        own: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if own is not None:
+            try:
+                own.execute("PRAGMA optimize")
+            except sqlite3.Error:
+                log.debug("PRAGMA optimize failed on close", exc_info=True)
+        for conn in conns:
+            conn.close()
+        self._local = threading.local()
+        self._vectors.clear()
+
+    def __enter__(self) -> LocalIndex:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _empty(repos: frozenset[str] | None, k: int) -> bool:
+    """True when the answer is [] whatever is stored: no results wanted or nothing in scope."""
+    return k <= 0 or (repos is not None and not repos)
+
+
+def _scope_clause(column: str, repos: frozenset[str] | None) -> tuple[str, tuple[object, ...]]:
+    if repos is None:
+        return "", ()
+    return f"AND {column} IN (SELECT value FROM json_each(?))", (json.dumps(sorted(repos)),)
+
+
+def _chunk(row: Sequence[Any]) -> Chunk:
+    repo, path, lang, start, end, kind, symbol, header, text, commit = row
+    return Chunk(repo, path, lang, start, end, kind, symbol, header, text, commit)
+
+
+def _chunks_by_rowid(conn: sqlite3.Connection, rids: Sequence[int]) -> dict[int, Chunk]:
+    if not rids:
+        return {}
+    rows = conn.execute(
+        f"SELECT c.rid, {schema.CHUNK_COLUMNS} FROM chunks c"
+        " WHERE c.rid IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(rids)),),
+    )
+    return {int(row[0]): _chunk(row[1:]) for row in rows}
+
+
+def _repo_state(row: Sequence[Any]) -> RepoState:
+    name, source, branch, commit, indexed_at, web_url, files, chunks = row
+    at = datetime.fromisoformat(indexed_at).astimezone(UTC)
+    return RepoState(name, source, branch, commit, at, web_url, files, chunks)
+
+
+def match_expression(terms: Sequence[str], fields: Sequence[str] | None = None) -> str | None:
+    """An FTS5 query: every usable term as a quoted string, OR-ed; None if none is usable.
+
+    Quoting makes every character literal to FTS5, so operators (`AND`, `NEAR(`,
+    `*`, `-`, `col:`) in user text are searched for, never interpreted.
+    """
+    quoted: dict[str, None] = {}
+    for term in terms:
+        # Lone surrogates cannot be sent to SQLite as UTF-8; NUL would end the string.
+        cleaned = term.encode("utf-8", "replace").decode("utf-8").replace("\x00", " ").strip()
+        if not cleaned or len(cleaned) > MAX_TERM_CHARS or not _HAS_WORD.search(cleaned):
+            continue
+        quoted.setdefault('"' + cleaned.lower().replace('"', '""') + '"', None)
+        if len(quoted) == MAX_TERMS:
+            log.debug("query cut to its first %d terms", MAX_TERMS)
+            break
+    if not quoted:
+        return None
+    expr = " OR ".join(quoted)
+    return expr if fields is None else "{" + " ".join(dict.fromkeys(fields)) + "} : (" + expr + ")"
+
+
+def _check_fields(fields: Sequence[str] | None) -> None:
+    unknown = set(fields or ()) - set(FIELDS)
+    if unknown:
+        raise ValueError(f"unknown lexical fields {sorted(unknown)}; expected some of {FIELDS}")
+
+
+def prefix_upper_bound(prefix: str) -> str | None:
+    """The least string above every string that starts with `prefix` (None: no bound).
+
+    UTF-8 byte order is code point order, so bumping the last code point works
+    with SQLite's BINARY collation.
+    """
+    chars = list(prefix)
+    while chars:
+        point = ord(chars.pop()) + 1
+        if 0xD800 <= point <= 0xDFFF:  # surrogates cannot be encoded; skip past them
+            point = 0xE000
+        if point <= 0x10FFFF:
+            return "".join(chars) + chr(point)
+    return None

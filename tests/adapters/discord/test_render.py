@@ -1,0 +1,107 @@
+"""Rendering answers for Discord: links, footer, mass-mention safety and splitting."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from adapters.discord.render import (
+    MESSAGE_LIMIT,
+    ZWSP,
+    neutralise_mentions,
+    quote_question,
+    render_answer,
+    render_text,
+    strip_footer,
+    strip_mention,
+    thread_name,
+)
+from bot.models import Answer, Citation, Freshness
+
+URL = "https://github.com/acme/demo/blob/abc1234/src/hooks.py#L6-L12"
+NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+
+
+def answer(text: str, *citations: Citation) -> Answer:
+    fresh = Freshness("demo", "main", "abc1234def", NOW - timedelta(minutes=12), NOW)
+    return Answer(text=text, citations=citations, freshness=(fresh,))
+
+
+def cite(path: str, start: int, end: int, url: str = "") -> Citation:
+    return Citation("demo", path, start, end, url)
+
+
+def fences_balanced(piece: str) -> bool:
+    return sum(1 for line in piece.splitlines() if line.lstrip().startswith("```")) % 2 == 0
+
+
+def test_permalinks_become_masked_links_without_previews() -> None:
+    pieces = render_answer(
+        answer("Retries happen in (src/hooks.py:L6-L12).", cite("src/hooks.py", 6, 12, URL))
+    )
+    assert pieces == [
+        f"Retries happen in ([src/hooks.py:L6-L12](<{URL}>)).\n\n"
+        "-# demo main@abc1234, indexed 12 min ago"
+    ]
+
+
+def test_local_citations_are_code_spans_and_backticked_labels_still_link() -> None:
+    local = cite("lib/x.py", 3, 3)
+    linked = cite("src/hooks.py", 6, 12, URL)
+    text = "See `src/hooks.py:L6-L12` and lib/x.py:L3."
+    body = render_answer(answer(text, local, linked))[0]
+    assert f"[src/hooks.py:L6-L12](<{URL}>)" in body
+    assert "`lib/x.py:L3`" in body
+    assert "``" not in body
+
+
+def test_link_text_is_escaped_and_url_cannot_break_out() -> None:
+    c = cite("docs/[draft]_notes.md", 1, 2, "https://example.com/a b>c")
+    body = render_answer(answer("In docs/[draft]_notes.md:L1-L2.", c))[0]
+    assert r"[docs/\[draft\]\_notes.md:L1-L2](<https://example.com/a%20b%3Ec>)" in body
+
+
+def test_labels_inside_code_fences_stay_plain() -> None:
+    text = "```\nsrc/hooks.py:L6-L12\n```\nsrc/hooks.py:L6-L12"
+    body = render_answer(answer(text, cite("src/hooks.py", 6, 12, URL)))[0]
+    assert body.startswith("```\nsrc/hooks.py:L6-L12\n```\n[src/hooks.py:L6-L12]")
+
+
+def test_mass_mentions_are_neutralised_everywhere() -> None:
+    assert neutralise_mentions("hi @everyone and @here, @Everyone") == (
+        f"hi @{ZWSP}everyone and @{ZWSP}here, @{ZWSP}Everyone"
+    )
+    body = render_answer(answer("ping @everyone"), question="tell @here")[0]
+    assert "@everyone" not in body and "@here" not in body
+
+
+def test_long_answer_splits_under_the_limit_with_balanced_fences() -> None:
+    lines = [f"value_{i} = compute({i})  # one step of the loop" for i in range(60)]
+    block = "```python\n" + "\n".join(lines) + "\n```"  # ~2,600 chars: must split inside
+    prose = "Explanation of the retry loop and its backoff. " * 8
+    text = "\n\n".join([prose, block, prose, block, prose, block])
+    assert len(text) > 5000
+    pieces = render_answer(answer(text, cite("src/hooks.py", 6, 12, URL)))
+    assert len(pieces) >= 3
+    for piece in pieces:
+        assert 0 < len(piece) < MESSAGE_LIMIT
+        assert fences_balanced(piece)
+    joined = "\n".join(pieces)
+    for line in lines:
+        assert joined.count(line) == 3  # nothing lost, nothing repeated
+    assert pieces[-1].endswith("-# demo main@abc1234, indexed 12 min ago")
+
+
+def test_slash_question_is_quoted_on_one_line_and_truncated() -> None:
+    assert quote_question("where\n\ndo we   retry?") == "> where do we retry?"
+    quoted = quote_question("x" * 1000)
+    assert len(quoted) < 320 and quoted.endswith("…")
+
+
+def test_text_helpers() -> None:
+    assert strip_mention("<@42> where? <@!42>", 42) == "where?"
+    assert strip_mention("<@421> hi", 42) == "<@421> hi"
+    assert strip_footer("answer\n\n-# demo main@abc, indexed just now") == "answer"
+    assert thread_name("\n  how do retries work?\nmore") == "how do retries work?"
+    assert len(thread_name("y" * 500)) <= 90
+    assert thread_name("   ") == "codecite answer"
+    assert render_text("") == ["(no answer)"]

@@ -1,0 +1,439 @@
+"""A strict local Slack Web API (and response_url endpoint) for tests.
+
+Speaks the wire format the slack_sdk WebClient uses (`POST /api/<method>` with a
+JSON or form body, `GET` with query parameters for a few reads), keeps
+channels, messages and reactions in memory, records every call, and refuses
+what real Slack refuses: a missing or wrong token, unknown methods, more than
+50 blocks, section text over 3,000 characters, text over 40,000, replies to a
+thread that does not exist, reactions on unknown messages. `reject_blocks`
+makes every message with blocks fail with `invalid_blocks`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, TypeVar
+from urllib.parse import parse_qs, urlsplit
+
+BOT_TOKEN = "xoxb-test-bot-token"
+APP_TOKEN = "xapp-1-test-app-token"
+TEAM_ID = "T0TEAM"
+BOT_USER_ID = "UBOT0001"
+BOT_ID = "BBOT0001"
+
+MAX_BLOCKS = 50
+MAX_SECTION_TEXT = 3000
+MAX_TEXT = 40000
+RESPONSE_URL_USES = 5
+_BLOCK_TYPES = {"section", "context", "actions", "divider", "header", "image", "rich_text"}
+
+T = TypeVar("T")
+
+
+class SlackError(Exception):
+    """An `ok: false` answer with Slack's error code."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+@dataclass
+class Call:
+    method: str
+    params: dict[str, Any]
+    token: str
+    at: float = field(default_factory=time.monotonic)
+    ok: bool = True
+    error: str = ""
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # benchmarks burst many connections at once
+
+
+class FakeSlack:
+    """Start with `with FakeSlack() as slack:`; point WebClient at `slack.base_url`."""
+
+    def __init__(self, *, bot_token: str = BOT_TOKEN, app_token: str = APP_TOKEN) -> None:
+        self.bot_token = bot_token
+        self.app_token = app_token
+        self.reject_blocks = False
+        self.socket_url = ""  # what apps.connections.open hands out
+        self.calls: list[Call] = []
+        self.ephemerals: list[dict[str, Any]] = []
+        self.messages: dict[str, list[dict[str, Any]]] = {}
+        self.not_member: set[str] = set()
+        self._response_urls: dict[str, int] = {}  # id -> uses left
+        self._ts = itertools.count(1)
+        self._cond = threading.Condition()
+        self._server = _Server(("127.0.0.1", 0), _handler(self))
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def __enter__(self) -> FakeSlack:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_port}"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.origin}/api/"
+
+    # -- test helpers ------------------------------------------------------------------------
+
+    def next_ts(self) -> str:
+        return f"{1_700_000_000 + next(self._ts)}.{next(self._ts):06d}"
+
+    def add_message(
+        self,
+        channel: str,
+        user: str,
+        text: str,
+        *,
+        thread_ts: str | None = None,
+        bot_id: str | None = None,
+        ts: str | None = None,
+    ) -> dict[str, Any]:
+        """A message someone posted (what Slack would store before sending the event)."""
+        with self._cond:
+            msg: dict[str, Any] = {"type": "message", "user": user, "text": text}
+            msg["ts"] = ts or self.next_ts()
+            if thread_ts:
+                self._require_parent(channel, thread_ts)
+                msg["thread_ts"] = thread_ts
+            if bot_id:
+                msg["bot_id"] = bot_id
+            self.messages.setdefault(channel, []).append(msg)
+            self._cond.notify_all()
+            return dict(msg)
+
+    def new_response_url(self) -> str:
+        with self._cond:
+            rid = f"R{next(self._ts)}"
+            self._response_urls[rid] = RESPONSE_URL_USES
+        return f"{self.origin}/response/{rid}"
+
+    def calls_to(self, method: str) -> list[Call]:
+        with self._cond:
+            return [c for c in self.calls if c.method == method and c.ok]
+
+    def bot_posts(self, channel: str) -> list[dict[str, Any]]:
+        with self._cond:
+            return [m for m in self.messages.get(channel, []) if m.get("bot_id") == BOT_ID]
+
+    def wait_for(self, probe: Callable[[], T | None], timeout: float = 15.0) -> T:
+        """Block until `probe()` returns something truthy (re-checked on every API call)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                value = probe()
+                if value:
+                    return value
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError(f"timed out; calls: {[c.method for c in self.calls]}")
+                self._cond.wait(remaining)
+
+    # -- dispatch ----------------------------------------------------------------------------
+
+    def handle(self, method: str, params: dict[str, Any], token: str) -> dict[str, Any]:
+        with self._cond:
+            call = Call(method, params, token)
+            self.calls.append(call)
+            try:
+                result = self._dispatch(method, params, token)
+            except SlackError as exc:
+                call.ok, call.error = False, exc.code
+                result = {"ok": False, "error": exc.code}
+            self._cond.notify_all()
+            return result
+
+    def _dispatch(self, method: str, params: dict[str, Any], token: str) -> dict[str, Any]:
+        if method == "apps.connections.open":
+            self._auth(token, self.app_token)
+            if not self.socket_url:
+                raise SlackError("internal_error")
+            return {"ok": True, "url": self.socket_url}
+        handler = _METHODS.get(method)
+        if handler is None:
+            raise SlackError("unknown_method")
+        self._auth(token, self.bot_token)
+        return {"ok": True, **handler(self, params)}
+
+    def respond(self, rid: str, body: dict[str, Any]) -> tuple[int, str]:
+        """The response_url endpoint: limited uses, same message limits as chat.postMessage."""
+        with self._cond:
+            call = Call(f"response_url:{rid}", body, "")
+            self.calls.append(call)
+            status, text = 200, "ok"
+            if self._response_urls.get(rid, 0) <= 0:
+                status, text = 404, "used_url" if rid in self._response_urls else "no_such_url"
+            else:
+                try:
+                    _check_message(body)
+                    if body.get("response_type", "ephemeral") not in ("ephemeral", "in_channel"):
+                        raise SlackError("invalid_response_type")
+                    self._response_urls[rid] -= 1
+                except SlackError as exc:
+                    status, text = 400, exc.code
+            call.ok, call.error = status == 200, "" if status == 200 else text
+            self._cond.notify_all()
+            return status, text
+
+    def _auth(self, token: str, expected: str) -> None:
+        if not token:
+            raise SlackError("not_authed")
+        if token != expected:
+            raise SlackError("invalid_auth")
+
+    def _channel(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        channel = str(params.get("channel") or "")
+        if not channel or channel[0] not in "CGD":
+            raise SlackError("channel_not_found")
+        if channel in self.not_member:
+            raise SlackError("not_in_channel")
+        return self.messages.setdefault(channel, [])
+
+    def _find(self, channel: str, ts: str) -> dict[str, Any]:
+        for msg in self.messages.get(channel, []):
+            if msg["ts"] == ts:
+                return msg
+        raise SlackError("message_not_found")
+
+    def _require_parent(self, channel: str, thread_ts: str) -> None:
+        try:
+            parent = self._find(channel, thread_ts)
+        except SlackError:
+            raise SlackError("thread_not_found") from None
+        parent.setdefault("thread_ts", parent["ts"])  # as Slack marks a thread's parent
+
+    # -- methods -----------------------------------------------------------------------------
+
+    def auth_test(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "url": "https://codecite-test.slack.com/",
+            "team": "Codecite Test",
+            "user": "codecite",
+            "team_id": TEAM_ID,
+            "user_id": BOT_USER_ID,
+            "bot_id": BOT_ID,
+            "is_enterprise_install": False,
+        }
+
+    def post_message(self, params: dict[str, Any]) -> dict[str, Any]:
+        history = self._channel(params)
+        _check_message(params)
+        if self.reject_blocks and params.get("blocks"):
+            raise SlackError("invalid_blocks")
+        msg: dict[str, Any] = {"type": "message", "user": BOT_USER_ID, "bot_id": BOT_ID}
+        msg.update(ts=self.next_ts(), text=params.get("text", ""), blocks=params.get("blocks"))
+        if params.get("thread_ts"):
+            self._require_parent(params["channel"], str(params["thread_ts"]))
+            msg["thread_ts"] = str(params["thread_ts"])
+        history.append(msg)
+        return {"channel": params["channel"], "ts": msg["ts"], "message": msg}
+
+    def post_ephemeral(self, params: dict[str, Any]) -> dict[str, Any]:
+        self._channel(params)
+        if not params.get("user"):
+            raise SlackError("user_not_found")
+        _check_message(params)
+        if self.reject_blocks and params.get("blocks"):
+            raise SlackError("invalid_blocks")
+        self.ephemerals.append(dict(params))
+        return {"message_ts": self.next_ts()}
+
+    def update(self, params: dict[str, Any]) -> dict[str, Any]:
+        self._channel(params)
+        msg = self._find(params["channel"], str(params.get("ts", "")))
+        if msg.get("bot_id") != BOT_ID:
+            raise SlackError("cant_update_message")
+        _check_message(params)
+        msg.update(text=params.get("text", ""), blocks=params.get("blocks"))
+        return {"channel": params["channel"], "ts": msg["ts"]}
+
+    def reactions_add(self, params: dict[str, Any]) -> dict[str, Any]:
+        self._channel(params)
+        msg = self._find(params["channel"], str(params.get("timestamp", "")))
+        name = str(params.get("name") or "")
+        if not name or ":" in name:
+            raise SlackError("invalid_name")
+        users = msg.setdefault("reactions", {}).setdefault(name, [])
+        if BOT_USER_ID in users:
+            raise SlackError("already_reacted")
+        users.append(BOT_USER_ID)
+        return {}
+
+    def reactions_remove(self, params: dict[str, Any]) -> dict[str, Any]:
+        self._channel(params)
+        msg = self._find(params["channel"], str(params.get("timestamp", "")))
+        users = msg.get("reactions", {}).get(str(params.get("name")), [])
+        if BOT_USER_ID not in users:
+            raise SlackError("no_reaction")
+        users.remove(BOT_USER_ID)
+        return {}
+
+    def replies(self, params: dict[str, Any]) -> dict[str, Any]:
+        history = self._channel(params)
+        try:
+            parent = self._find(params["channel"], str(params.get("ts", "")))
+        except SlackError:
+            raise SlackError("thread_not_found") from None
+        root = parent.get("thread_ts", parent["ts"])
+        thread = sorted(
+            (m for m in history if m["ts"] == root or m.get("thread_ts") == root),
+            key=lambda m: float(m["ts"]),
+        )
+        limit = min(int(params.get("limit") or 1000), 1000)
+        start = int(str(params.get("cursor") or "off:0").removeprefix("off:"))
+        page = thread[start : start + limit]
+        more = start + limit < len(thread)
+        meta = {"next_cursor": f"off:{start + limit}" if more else ""}
+        return {"messages": [dict(m) for m in page], "has_more": more, "response_metadata": meta}
+
+
+_METHODS: dict[str, Callable[[FakeSlack, dict[str, Any]], dict[str, Any]]] = {
+    "auth.test": FakeSlack.auth_test,
+    "chat.postMessage": FakeSlack.post_message,
+    "chat.postEphemeral": FakeSlack.post_ephemeral,
+    "chat.update": FakeSlack.update,
+    "reactions.add": FakeSlack.reactions_add,
+    "reactions.remove": FakeSlack.reactions_remove,
+    "conversations.replies": FakeSlack.replies,
+}
+
+
+def _check_message(params: dict[str, Any]) -> None:
+    text = params.get("text")
+    blocks = params.get("blocks")
+    if isinstance(blocks, str):
+        blocks = json.loads(blocks)
+        params["blocks"] = blocks
+    if not text and not blocks:
+        raise SlackError("no_text")
+    if text is not None and len(str(text)) > MAX_TEXT:
+        raise SlackError("msg_too_long")
+    if blocks is not None:
+        _check_blocks(blocks)
+
+
+def _check_blocks(blocks: Any) -> None:
+    if not isinstance(blocks, list) or len(blocks) > MAX_BLOCKS:
+        raise SlackError("invalid_blocks")
+    ids = [b.get("block_id") for b in blocks if isinstance(b, dict) and b.get("block_id")]
+    if len(ids) != len(set(ids)):
+        raise SlackError("invalid_blocks")
+    action_ids: list[str] = []
+    for block in blocks:
+        if not isinstance(block, dict) or block.get("type") not in _BLOCK_TYPES:
+            raise SlackError("invalid_blocks")
+        kind = block["type"]
+        if kind == "section":
+            _check_text(block.get("text"), MAX_SECTION_TEXT)
+        elif kind == "header":
+            _check_text(block.get("text"), 150, plain=True)
+        elif kind == "context":
+            elements = block.get("elements") or []
+            if not 1 <= len(elements) <= 10:
+                raise SlackError("invalid_blocks")
+            for element in elements:
+                _check_text(element, MAX_SECTION_TEXT)
+        elif kind == "actions":
+            action_ids.extend(_check_actions(block))
+    if len(action_ids) != len(set(action_ids)):
+        raise SlackError("invalid_blocks")
+
+
+def _check_text(obj: Any, limit: int, *, plain: bool = False) -> None:
+    allowed = ("plain_text",) if plain else ("plain_text", "mrkdwn")
+    if not isinstance(obj, dict) or obj.get("type") not in allowed:
+        raise SlackError("invalid_blocks")
+    text = obj.get("text")
+    if not isinstance(text, str) or not text or len(text) > limit:
+        raise SlackError("invalid_blocks")
+
+
+def _check_actions(block: dict[str, Any]) -> Iterator[str]:
+    elements = block.get("elements") or []
+    if not 1 <= len(elements) <= 25:
+        raise SlackError("invalid_blocks")
+    for element in elements:
+        if element.get("type") != "button":
+            raise SlackError("invalid_blocks")
+        _check_text(element.get("text"), 75, plain=True)
+        action_id = str(element.get("action_id") or "")
+        if not action_id or len(action_id) > 255 or len(str(element.get("value", ""))) > 2000:
+            raise SlackError("invalid_blocks")
+        yield action_id
+
+
+def _handler(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # quiet test output
+            return
+
+        def do_GET(self) -> None:
+            self._api(self._query())
+
+        def do_POST(self) -> None:
+            params = self._query()
+            params.update(self._body())
+            path = urlsplit(self.path).path
+            if path.startswith("/response/"):
+                status, text = fake.respond(path.removeprefix("/response/"), params)
+                self._send(status, text, "text/plain")
+                return
+            self._api(params)
+
+        def _api(self, params: dict[str, Any]) -> None:
+            path = urlsplit(self.path).path
+            if not path.startswith("/api/"):
+                self._send(404, "not found", "text/plain")
+                return
+            auth = self.headers.get("Authorization", "")
+            token = auth.removeprefix("Bearer ") if auth.startswith("Bearer ") else ""
+            token = token or str(params.pop("token", ""))
+            result = fake.handle(path.removeprefix("/api/"), params, token)
+            self._send(200, json.dumps(result), "application/json; charset=utf-8")
+
+        def _query(self) -> dict[str, Any]:
+            query = parse_qs(urlsplit(self.path).query)
+            return {k: v[-1] for k, v in query.items()}
+
+        def _body(self) -> dict[str, Any]:
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if not raw:
+                return {}
+            if self.headers.get("Content-Type", "").startswith("application/json"):
+                data = json.loads(raw)
+                return data if isinstance(data, dict) else {}
+            return {k: v[-1] for k, v in parse_qs(raw.decode()).items()}
+
+        def _send(self, status: int, body: str, content_type: str) -> None:
+            data = body.encode()
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler

@@ -1,0 +1,56 @@
+import sqlite3
+from datetime import UTC, datetime
+
+import pytest
+
+from bot.errors import StoreError
+from bot.pricing import describe_cost, embedding_cost
+from bot.runs import Run, RunLog
+
+
+def test_record_last_totals_and_next_run(tmp_path):
+    log = RunLog(tmp_path / "runs.sqlite")
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    log.record(Run("a", at, 1.5, "schedule", "abc", 1, 2, 3, 4, 5, 6, 700, "", 300))
+    log.record(Run("a", at, 0.5, "cli", error="Could not reach github.com."))
+    last = log.last("a")
+    assert last is not None and not last.ok and last.error.startswith("Could not reach")
+    assert log.embedding_totals("a") == (700, 300)
+    assert log.last("b") is None
+    log.set_next_run("a", at)
+    assert log.next_run("a") == at
+    log.set_next_run("a", None)
+    assert log.next_run("a") is None
+
+
+def test_old_logs_gain_the_new_column(tmp_path):
+    path = tmp_path / "runs.sqlite"
+    db = sqlite3.connect(path)
+    db.execute(
+        "CREATE TABLE runs (id INTEGER PRIMARY KEY, repo TEXT NOT NULL, started_at TEXT NOT NULL, "
+        "seconds REAL NOT NULL, trigger TEXT NOT NULL, commit_sha TEXT NOT NULL, "
+        "files_added INTEGER NOT NULL, files_changed INTEGER NOT NULL, files_removed INTEGER NOT NULL, "
+        "chunks_added INTEGER NOT NULL, chunks_removed INTEGER NOT NULL, "
+        "embedded_inputs INTEGER NOT NULL, embedding_tokens INTEGER NOT NULL, error TEXT NOT NULL)"
+    )
+    db.commit()
+    db.close()
+    log = RunLog(path)
+    log.record(
+        Run("a", datetime.now(UTC), 1.0, "cli", embedding_tokens=5, embedding_tokens_saved=2)
+    )
+    assert log.embedding_totals("a") == (5, 2)
+
+
+def test_corrupt_log_is_a_store_error(tmp_path):
+    path = tmp_path / "runs.sqlite"
+    path.write_bytes(b"not a database at all" * 100)
+    with pytest.raises(StoreError):
+        RunLog(path)
+
+
+def test_embedding_cost():
+    assert embedding_cost("text-embedding-3-small", 1_000_000) == pytest.approx(0.02)
+    assert embedding_cost("nomic-embed-text", 10) is None
+    assert describe_cost("text-embedding-3-large", 2_000_000) == "≈$0.2600"
+    assert describe_cost("local", 5) == "price unknown"
