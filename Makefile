@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 REPO   ?= $(CURDIR)
-QUESTION ?= How does codecite split source files into chunks along function and class boundaries?
+QUESTION ?= How are secrets such as AWS keys or private keys redacted before code is indexed?
 
 .PHONY: demo test lint typecheck unit bench clean venv dev
 

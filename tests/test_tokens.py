@@ -7,7 +7,7 @@ def test_identifiers_kept_whole_and_split():
     assert code_tokens("HTTPServerError") == ["httpservererror", "http", "server", "error"]
 
 
-def test_plain_words_stemmed_only_when_plural():
+def test_plain_words_get_their_stem_too():
     assert code_tokens("hooks retries class") == ["hooks", "hook", "retries", "retry", "class"]
 
 
@@ -27,8 +27,20 @@ def test_path_tokens():
     assert path_tokens("src/flask/json/provider.py") == ["src", "flask", "json", "provider", "py"]
 
 
-def test_stem_is_timid():
-    assert stem("status") == "status"
-    assert stem("process") == "process"
+def test_stem_folds_word_forms_together():
+    for group in (
+        ("chunk", "chunks", "chunking", "chunked"),
+        ("cache", "caches", "caching", "cached"),
+        ("retry", "retries", "retried", "retrying"),
+        ("embed", "embedded", "embedding"),
+        ("parse", "parses", "parsing", "parsed"),
+        ("handle", "handles", "handling", "handled"),
+        ("index", "indexes", "indexed", "indexing"),
+    ):
+        assert len({stem(w) for w in group}) == 1, group
+
+
+def test_stem_leaves_short_and_special_words_alone():
+    for word in ("status", "process", "need", "base", "speed", "bus", "analysis", "call", "pass"):
+        assert stem(word) == word, word
     assert stem("classes") == "class"
-    assert stem("parsing") == "parsing"

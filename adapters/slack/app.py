@@ -16,7 +16,10 @@ from slack_bolt import App
 from slack_bolt.error import BoltError as SlackBoltError
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackClientError
-from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+from slack_sdk.http_retry.builtin_handlers import (
+    RateLimitErrorRetryHandler,
+    ServerErrorRetryHandler,
+)
 
 from adapters.slack.handlers import SlackHandlers
 from adapters.slack.pool import WorkerPool
@@ -54,7 +57,9 @@ def make_client(settings: Settings) -> WebClient:
         base_url=base_url if base_url.endswith("/") else base_url + "/",
         timeout=API_TIMEOUT,
     )
+    # Bounded retries: 429 (after Retry-After), 5xx, and dropped connections (the default).
     client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=2))
+    client.retry_handlers.append(ServerErrorRetryHandler(max_retry_count=2))
     return client
 
 

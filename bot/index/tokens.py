@@ -27,19 +27,38 @@ STOPWORDS = frozenset(
     out over own same she should so some such than that the their them then there these they
     this those through to too under until up us very was we were what when where which while
     who whom why will with would you your yours explain tell show describe mean means used use
-    using happen happens work works way ways code codebase function method class file project
-    repository repo implement implemented implementation""".split()
+    using happen happens work works way ways codebase""".split()
 )
 
 
+_VOWELS = frozenset("aeiouy")
+
+
 def stem(word: str) -> str:
-    """Strip a plural ending; deliberately timid (no -ing/-ed) so identifiers survive."""
+    """Fold plurals and -ing/-ed forms to one stem, the same way for code and questions.
+
+    "chunks", "chunking" -> "chunk"; "caching", "cache" -> "cach"; "retries", "retried",
+    "retrying" -> "retry"; "embedded" -> "embed". Short words are left alone, so
+    identifiers like `need`, `base` or `status` survive.
+    """
     n = len(word)
-    if n > 4 and word.endswith("ies"):
+    if n > 4 and word.endswith(("ies", "ied")):
         return word[:-3] + "y"
-    if n > 4 and word.endswith(("sses", "shes", "ches", "xes", "zes")):
-        return word[:-2]
-    if n > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+    if n > 5 and word.endswith("ing") and _VOWELS.intersection(word[:-3]):
+        word = _undouble(word[:-3])
+    elif n > 5 and word.endswith("ed") and word[-3] not in _VOWELS:
+        word = _undouble(word[:-2])
+    elif n > 4 and word.endswith(("sses", "shes", "ches", "xes", "zes")):
+        word = word[:-2]
+    elif n > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if len(word) > 4 and word.endswith("e"):
+        word = word[:-1]
+    return word
+
+
+def _undouble(word: str) -> str:
+    if len(word) > 2 and word[-1] == word[-2] and word[-1] not in "lsz" + "aeiou":
         return word[:-1]
     return word
 

@@ -34,7 +34,7 @@ from bot.models import Chunk, FileDoc, FileEntry, RepoState
 log = logging.getLogger(__name__)
 
 # Bumped when chunking or indexed text changes, so every file is re-chunked once.
-PIPELINE_VERSION = "1"
+PIPELINE_VERSION = "2"
 # A chunk's text is capped (a single enormous line can exceed any budget) so every store
 # keeps it whole: Pinecone's metadata is limited to 40 KB, and ids derive from the text.
 MAX_CHUNK_CHARS = 24_000

@@ -293,7 +293,7 @@ def test_reader_thread_sees_old_or_new_state_never_a_mix(index: LocalIndex) -> N
         try:
             while not done.is_set():
                 stats = index.stats()
-                lexical = len(index.lexical(["shared"], repos=None, k=2000))
+                lexical = len(index.lexical(query_terms("shared_state"), repos=None, k=2000))
                 dense = len(index.dense(query, repos=None, k=2000))
                 seen_stats.add((stats.repos, stats.files, stats.chunks, stats.vectors))
                 seen_counts.update((lexical, dense))
@@ -323,7 +323,7 @@ def test_threads_share_one_index(index: LocalIndex) -> None:
     def work(i: int) -> None:
         repo = f"r{i}"
         index.apply(change_set(repo, many_chunks(repo, 20, word="own"), dim=DIM))
-        n = len(index.lexical(["shared"], repos=frozenset({"alpha"}), k=100))
+        n = len(index.lexical(query_terms("shared_state"), repos=frozenset({"alpha"}), k=100))
         with lock:
             results.append(n)
 
