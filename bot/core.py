@@ -27,6 +27,7 @@ from bot.index.base import Index
 from bot.ingest.hosting import permalink
 from bot.ingest.pipeline import IngestOptions, Ingestor, IngestReport, Progress
 from bot.ingest.sources import default_name
+from bot.limits import Limiter
 from bot.locks import RepositoryBusy, repo_lock
 from bot.models import (
     Answer,
@@ -44,6 +45,7 @@ from bot.retrieval.prune import Pruner
 from bot.retrieval.retriever import Retriever, Source
 from bot.runs import Run, RunLog
 from bot.views import help_text, reindex_text, repos_text, status_text
+from bot.work_queue import AnswerQueue
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +101,9 @@ class Core:
             expander=expander,
         )
         self.runs = RunLog(settings.home / "runs.sqlite")
+        self.limiter = Limiter(config.limits)
+        # One bounded line of answer work per process, shared by every adapter in it.
+        self.queue = AnswerQueue.from_config(config.limits)
 
     @classmethod
     def from_settings(
@@ -137,6 +142,7 @@ class Core:
             user=ctx.user,
             channel=ctx.channel,
         )
+        self.limiter.check(ctx)  # after validation and scope: a refusal costs no quota
         return self.answer(question)
 
     def answer(self, question: Question) -> Answer:
@@ -359,9 +365,12 @@ class Core:
         return ingestor.ingest(location, options, progress, quick=quick)
 
     def close(self) -> None:
-        self.index.close()
-        self.feedback.close()
-        self.runs.close()
+        """Finish accepted answers, then release every store and client."""
+        self.queue.shutdown(wait=True)
+        for resource in (self.llm, self.embedder, self.index, self.feedback, self.runs):
+            close = getattr(resource, "close", None)
+            if close is not None:
+                close()
 
 
 class _Permalinker:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from bot.errors import StoreError
 from bot.models import Answer, Citation
+from bot.sqlite_files import open_or_set_aside
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -45,14 +46,23 @@ class FeedbackRow:
     at: datetime
 
 
+def _open(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, check_same_thread=False, timeout=10)
+    try:
+        db.executescript(_SCHEMA)
+    except sqlite3.Error:
+        db.close()
+        raise
+    return db
+
+
 class FeedbackStore:
     def __init__(self, path: Path) -> None:
         self._path = path
         self._lock = threading.Lock()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(path, check_same_thread=False, timeout=10)
-            self._db.executescript(_SCHEMA)
+            self._db = open_or_set_aside(path, _open, "feedback store")
         except (OSError, sqlite3.Error) as exc:
             raise StoreError("The feedback store could not be opened.", detail=str(exc)) from exc
 

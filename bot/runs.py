@@ -14,6 +14,7 @@ from pathlib import Path
 
 from bot.errors import BotError, StoreError
 from bot.ingest.pipeline import IngestReport
+from bot.sqlite_files import open_or_set_aside
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -76,19 +77,28 @@ class Run:
         return cls(repo, started, seconds, trigger, error=exc.user_message)
 
 
+def _open(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, check_same_thread=False, timeout=10)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.executescript(_SCHEMA)
+        columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+        if "embedding_tokens_saved" not in columns:  # logs written before it existed
+            db.execute(
+                "ALTER TABLE runs ADD COLUMN embedding_tokens_saved INTEGER NOT NULL DEFAULT 0"
+            )
+    except sqlite3.Error:
+        db.close()
+        raise
+    return db
+
+
 class RunLog:
     def __init__(self, path: Path) -> None:
         self._lock = threading.Lock()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(path, check_same_thread=False, timeout=10)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.executescript(_SCHEMA)
-            columns = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
-            if "embedding_tokens_saved" not in columns:  # logs written before it existed
-                self._db.execute(
-                    "ALTER TABLE runs ADD COLUMN embedding_tokens_saved INTEGER NOT NULL DEFAULT 0"
-                )
+            self._db = open_or_set_aside(path, _open, "run log")
         except (OSError, sqlite3.Error) as exc:
             raise StoreError("The run log could not be opened.", detail=str(exc)) from exc
 

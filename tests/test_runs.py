@@ -42,11 +42,20 @@ def test_old_logs_gain_the_new_column(tmp_path):
     assert log.embedding_totals("a") == (5, 2)
 
 
-def test_corrupt_log_is_a_store_error(tmp_path):
+def test_a_damaged_log_is_set_aside_and_started_afresh(tmp_path):
     path = tmp_path / "runs.sqlite"
     path.write_bytes(b"not a database at all" * 100)
+    log = RunLog(path)
+    assert log.last("a") is None
+    kept = list(tmp_path.glob("runs.sqlite.damaged-*"))
+    assert len(kept) == 1 and kept[0].read_bytes().startswith(b"not a database")
+
+
+def test_an_unwritable_home_is_a_store_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
     with pytest.raises(StoreError):
-        RunLog(path)
+        RunLog(blocker / "runs.sqlite")
 
 
 def test_embedding_cost():

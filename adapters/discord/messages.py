@@ -17,8 +17,10 @@ import discord
 
 from adapters.discord.context import message_context
 from adapters.discord.conversation import read_thread, reply_turns
+from adapters.discord.feedback import NO_MENTIONS
 from adapters.discord.render import strip_mention, thread_name
 from adapters.discord.replies import (
+    OnWait,
     Reply,
     answer_reply,
     command_reply,
@@ -27,6 +29,7 @@ from adapters.discord.replies import (
 )
 from bot.core import Context, Core
 from bot.models import Turn
+from bot.work_queue import in_line
 
 log = logging.getLogger(__name__)
 
@@ -105,18 +108,18 @@ class MessageHandler:
         async with contextlib.AsyncExitStack() as stack:
             with contextlib.suppress(discord.HTTPException):
                 await stack.enter_async_context(target.typing())
-            reply = await self._compute(request)
+            reply = await self._compute(request, _waiting_note(target))
         try:
             await send_to_channel(target, reply, reference=reference)
         except discord.HTTPException as exc:
             log.warning("could not post a reply to message %s (HTTP %s)", message.id, exc.status)
 
-    async def _compute(self, request: Request) -> Reply:
+    async def _compute(self, request: Request, on_wait: OnWait) -> Reply:
         try:
             core, text, ctx = self._core, request.text, request.ctx
             if request.conversation:
-                return await answer_reply(core, text, ctx, request.conversation)
-            return await command_reply(core, text, ctx)
+                return await answer_reply(core, text, ctx, request.conversation, on_wait=on_wait)
+            return await command_reply(core, text, ctx, on_wait=on_wait)
         except Exception as exc:  # noqa: BLE001 - the user gets a sentence, the log the rest
             return error_reply(exc)
 
@@ -145,3 +148,12 @@ async def _acknowledge(message: discord.Message) -> None:
         await message.add_reaction(ACK_EMOJI)
     except discord.HTTPException as exc:
         log.debug("no acknowledgement reaction on %s (HTTP %s)", message.id, exc.status)
+
+
+def _waiting_note(target: discord.abc.Messageable) -> OnWait:
+    """Tell a channel where its question stands when the bot is busy."""
+
+    async def note(position: int) -> object:
+        return await target.send(in_line(position), allowed_mentions=NO_MENTIONS)
+
+    return note

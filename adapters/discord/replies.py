@@ -1,17 +1,18 @@
 """From a question to message pieces, and from pieces to Discord sends.
 
 Core calls block (retrieval, the model, SQLite), so they run in worker
-threads via `asyncio.to_thread`; the event loop keeps serving the gateway.
+threads of the process's bounded answer queue; the event loop keeps serving the gateway.
 Every send carries `AllowedMentions.none()` and suppresses link previews.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import discord
 
@@ -21,6 +22,8 @@ from adapters.errors import user_facing
 from bot.core import Context, Core
 from bot.errors import BotError
 from bot.models import Answer, Turn
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +42,22 @@ def error_reply(exc: BaseException) -> Reply:
     return Reply(tuple(render_text(user_facing(exc))), ephemeral=True)
 
 
+OnWait = Callable[[int], Awaitable[object]]
+
+
+async def queued(core: Core, work: Callable[[], T], on_wait: OnWait | None = None) -> T:
+    """Run blocking core work in the process's bounded answer queue (never on the event loop).
+
+    Raises RateLimited at once when the line is full; `on_wait` hears the place in
+    line when the work does not start right away.
+    """
+    ticket = core.queue.submit(work)
+    if ticket.position and on_wait is not None:
+        with contextlib.suppress(discord.HTTPException):
+            await on_wait(ticket.position)
+    return await asyncio.wrap_future(ticket.future)
+
+
 async def answer_reply(
     core: Core,
     question: str,
@@ -46,14 +65,17 @@ async def answer_reply(
     conversation: Sequence[Turn] = (),
     *,
     quote: bool = False,
+    on_wait: OnWait | None = None,
 ) -> Reply:
-    answer = await asyncio.to_thread(core.ask, question, ctx, tuple(conversation))
+    answer = await queued(core, lambda: core.ask(question, ctx, tuple(conversation)), on_wait)
     return await _answered(core, question, ctx, answer, quote=quote)
 
 
-async def command_reply(core: Core, line: str, ctx: Context) -> Reply:
+async def command_reply(
+    core: Core, line: str, ctx: Context, *, on_wait: OnWait | None = None
+) -> Reply:
     """A shared command (`status`, `repos`, `reindex`, `ask ...`) or a bare question."""
-    result = await asyncio.to_thread(core.run_command, line, ctx)
+    result = await queued(core, lambda: core.run_command(line, ctx), on_wait)
     if result.answer is not None:
         word, _, rest = line.strip().partition(" ")
         question = rest if word.lower() == "ask" else line

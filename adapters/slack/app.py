@@ -1,7 +1,7 @@
 """Wiring: a Bolt App whose listeners call the Core, and its Web API client.
 
-`build_bot` returns the App with what must be closed on shutdown (the worker
-pool and the event store); `build_app` is the App alone, for callers that only
+`build_bot` returns the App with what must be closed on shutdown (its pending
+answers and the event store); `build_app` is the App alone, for callers that only
 dispatch requests.
 """
 
@@ -22,7 +22,6 @@ from slack_sdk.http_retry.builtin_handlers import (
 )
 
 from adapters.slack.handlers import SlackHandlers
-from adapters.slack.pool import WorkerPool
 from bot.config import Settings
 from bot.core import Core
 from bot.dedupe import EventDedupe
@@ -31,7 +30,7 @@ from bot.errors import ConfigError, ServiceUnavailable
 log = logging.getLogger(__name__)
 
 DEFAULT_API_URL = "https://slack.com/api/"
-LISTENER_THREADS = 16  # acks and quick work only; answers run in the WorkerPool
+LISTENER_THREADS = 16  # acks and quick work only; answers run in the core's AnswerQueue
 API_TIMEOUT = 30
 
 
@@ -83,13 +82,7 @@ def build_bot(core: Core, *, client: WebClient | None = None) -> SlackBot:
     except (SlackClientError, OSError) as exc:
         listeners.shutdown()
         raise ServiceUnavailable("Slack could not be reached; is the network up?") from exc
-    limits = core.config.limits
-    handlers = SlackHandlers(
-        core,
-        client,
-        dedupe=EventDedupe.in_home(settings.home),
-        pool=WorkerPool(workers=limits.workers, queue_size=limits.queue_size, name="slack-answer"),
-    )
+    handlers = SlackHandlers(core, client, dedupe=EventDedupe.in_home(settings.home))
     handlers.register(app)
     return SlackBot(app=app, handlers=handlers, listeners=listeners)
 

@@ -9,6 +9,9 @@ sentence with an incident id (`adapters.errors.user_facing`).
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, wait
 from functools import partial
 from typing import Any
 
@@ -20,7 +23,6 @@ from adapters.errors import user_facing
 from adapters.slack.events import Incoming, SlashCommand, parse_event
 from adapters.slack.history import NO_HISTORY, BotIdentity, load_thread
 from adapters.slack.outbox import NOT_POSTABLE, Outbox, error_code
-from adapters.slack.pool import WorkerPool
 from adapters.slack.render import (
     VOTE_DOWN,
     VOTE_UP,
@@ -33,6 +35,7 @@ from bot.core import Context, Core
 from bot.dedupe import EventDedupe
 from bot.errors import BotError, RateLimited
 from bot.models import Answer, Turn
+from bot.work_queue import in_line
 
 log = logging.getLogger(__name__)
 
@@ -46,14 +49,13 @@ UNKNOWN_ANSWER = "That answer is no longer on record, so the vote was not stored
 
 
 class SlackHandlers:
-    def __init__(
-        self, core: Core, client: WebClient, *, dedupe: EventDedupe, pool: WorkerPool
-    ) -> None:
+    def __init__(self, core: Core, client: WebClient, *, dedupe: EventDedupe) -> None:
         self.core = core
         self.outbox = Outbox(client)
         self._client = client
         self._dedupe = dedupe
-        self._pool = pool
+        self._pending: set[Future[None]] = set()
+        self._pending_lock = threading.Lock()
 
     def register(self, app: App) -> None:
         app.event("app_mention")(self.on_event)
@@ -63,8 +65,23 @@ class SlackHandlers:
         app.action(VOTE_DOWN)(self.on_vote)
 
     def close(self) -> None:
-        self._pool.close()
+        """Finish the answers this adapter accepted (they were promised), then close."""
+        with self._pending_lock:
+            pending = list(self._pending)
+        wait(pending)
         self._dedupe.close()
+
+    def _submit(self, job: Callable[[], None]) -> int:
+        """Queue answer work; its place in line (0 = starting now). RateLimited when full."""
+        ticket = self.core.queue.submit(job)
+        with self._pending_lock:
+            self._pending.add(ticket.future)
+        ticket.future.add_done_callback(self._done)
+        return ticket.position
+
+    def _done(self, future: Future[None]) -> None:
+        with self._pending_lock:
+            self._pending.discard(future)
 
     # -- events: mentions, DMs, thread follow-ups ---------------------------------------------
 
@@ -89,8 +106,13 @@ class SlackHandlers:
             if not history.bot_answered:
                 return  # someone else's thread
             self.outbox.react(incoming.channel, incoming.ts, PROGRESS_REACTION)
-        if not self._pool.submit(partial(self._answer, incoming, history.turns)):
-            self._deliver(incoming, render_text(RateLimited.user_message))
+        try:
+            position = self._submit(partial(self._answer, incoming, history.turns))
+        except RateLimited as exc:
+            self._deliver(incoming, render_text(exc.user_message))
+            return
+        if position:
+            self._note(incoming, in_line(position))
 
     def _wanted(self, incoming: Incoming) -> bool:
         if incoming.kind != "followup":
@@ -112,6 +134,13 @@ class SlackHandlers:
         answer = self.core.ask(text, ctx, history)
         return render_answer(answer, answer_id=self._record(ctx, text, answer))
 
+    def _note(self, incoming: Incoming, text: str) -> None:
+        """A short progress note in the thread; failing to post it loses nothing."""
+        try:
+            self.outbox.post(incoming.channel, render_text(text), thread_ts=incoming.reply_ts)
+        except (SlackClientError, OSError) as exc:
+            log.warning("could not post a note in %s: %s", incoming.channel, error_code(exc))
+
     def _deliver(self, incoming: Incoming, messages: list[SlackMessage]) -> None:
         try:
             self.outbox.post(incoming.channel, messages, thread_ts=incoming.reply_ts)
@@ -130,10 +159,13 @@ class SlackHandlers:
             ack(text=REINDEXING if cmd.word == "reindex" else WORKING, response_type="ephemeral")
         if cmd.trigger_id and not self._claim(f"slack:command:{cmd.trigger_id}"):
             return
-        if not self._pool.submit(partial(self._run_command, cmd)):
-            self.outbox.respond(
-                cmd.response_url, render_text(RateLimited.user_message), in_channel=False
-            )
+        try:
+            position = self._submit(partial(self._run_command, cmd))
+        except RateLimited as exc:
+            self.outbox.respond(cmd.response_url, render_text(exc.user_message), in_channel=False)
+            return
+        if position:
+            self.outbox.respond(cmd.response_url, render_text(in_line(position)), in_channel=False)
 
     def _run_command(self, cmd: SlashCommand) -> None:
         ctx = cmd.context()

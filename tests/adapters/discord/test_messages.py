@@ -188,3 +188,45 @@ def test_no_reply_of_any_kind_allows_mass_mentions(llm_core: Core, llm: FakeOpen
             assert sent and not any(m["mention_everyone"] for m in sent)
 
     run(scenario())
+
+
+def test_busy_bot_says_where_a_question_stands_and_refuses_beyond_the_line(
+    core: Core, monkeypatch: Any
+) -> None:
+    import threading
+
+    from bot.work_queue import AnswerQueue
+
+    monkeypatch.setattr(core, "queue", AnswerQueue(workers=1, size=1))
+    release = threading.Event()
+    started = threading.Event()
+    ask = core.run_command
+
+    def slow(line: str, ctx: Any) -> Any:
+        started.set()
+        release.wait(timeout=30)
+        return ask(line, ctx)
+
+    monkeypatch.setattr(core, "run_command", slow)
+
+    async def scenario() -> None:
+        async with running(core) as h:
+            h.say(
+                OPEN_CHANNEL, mention("where do we retry failed webhooks?"), mentions=[bot_user()]
+            )
+            await h.fake.wait_for(started.is_set)
+            h.say(OPEN_CHANNEL, mention("and the backoff?"), mentions=[bot_user()])
+            await h.fake.wait_for(
+                lambda: any("#1 in line" in m["content"] for m in h.fake.bot_messages(OPEN_CHANNEL))
+            )
+            h.say(OPEN_CHANNEL, mention("and the limits?"), mentions=[bot_user()])
+            await h.fake.wait_for(
+                lambda: any(
+                    "busy right now" in m["content"] for m in h.fake.bot_messages(OPEN_CHANNEL)
+                )
+            )
+            release.set()
+            answers = await replies(h, OPEN_CHANNEL, count=4)  # note, refusal, two answers
+            assert sum(1 for m in answers if LINK.search(m["content"])) == 2
+
+    run(scenario())

@@ -9,8 +9,8 @@ import pytest
 
 from adapters.slack.handlers import REINDEXING, THANKS, WORKING
 from adapters.slack.render import VOTE_DOWN, VOTE_UP
-from bot.config import LimitsConfig
 from bot.core import Core
+from bot.work_queue import AnswerQueue
 from tests.adapters.slack.conftest import CHANNEL, Driver, Gate, Recorded
 from tests.servers.slack_fake import Call, FakeSlack
 
@@ -119,18 +119,19 @@ def test_vote_for_an_unknown_answer_is_not_stored(
 def test_busy_pool_says_so_at_once(
     slack: FakeSlack, core: Core, start_app: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    small = LimitsConfig(workers=1, queue_size=1)
-    monkeypatch.setattr(core, "config", core.config.model_copy(update={"limits": small}))
+    monkeypatch.setattr(core, "queue", AnswerQueue(workers=1, size=1))
     run = start_app()
     driver = Driver(slack, run.server.url())
     gate = Gate()
     monkeypatch.setattr(core, "ask", gate.wrap(core.ask))
     driver.command(f"ask {QUESTION}")
     assert gate.entered.wait(timeout=15)  # one running ...
-    driver.command(f"ask {QUESTION}")  # ... one queued
+    _, _, queued = driver.command(f"ask {QUESTION}")  # ... one queued, told its place
+    notes = slack.wait_for(lambda: _responses(slack, queued))
+    assert any("#1 in line" in n.params["text"] for n in notes)
     _, _, overflow = driver.command(f"ask {QUESTION}")
     [reply] = slack.wait_for(lambda: _responses(slack, overflow))
-    assert "Too many questions" in reply.params["text"]
+    assert "busy right now" in reply.params["text"]
     gate.release.set()
     run.server.stop()
     run.bot.close()  # every accepted question still gets its answer
