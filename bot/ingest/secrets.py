@@ -27,6 +27,10 @@ class Detector:
     kind: str
     pattern: re.Pattern[str]
     group: int = 0  # which group holds the secret (0 = the whole match)
+    # Literal substrings a match must contain (lower-cased when `folded`): a file with
+    # none of them is skipped without running the pattern, which is most files.
+    triggers: tuple[str, ...] = ()
+    folded: bool = False
 
 
 def _rx(text: str, flags: int = 0) -> re.Pattern[str]:
@@ -38,50 +42,67 @@ _SECRET_NAMES = (
     r"password|passwd|pwd|pass|secret|secret[_-]?key|api[_-]?key|apikey|access[_-]?key"  # noqa: S105
     r"|private[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token|token|credentials?"
 )
+_NAME_TRIGGERS = ("pass", "pwd", "secret", "key", "token", "credential")
 
 DETECTORS: tuple[Detector, ...] = (
-    Detector("aws_access_key", _rx(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b")),
+    Detector(
+        "aws_access_key",
+        _rx(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"),
+        triggers=("AKIA", "ASIA", "AGPA", "AIDA", "AROA"),
+    ),
     Detector(
         "aws_secret_key",
         _rx(r"(?i)aws_?secret(?:_?access)?_?key\W{0,5}[=:]\W{0,3}([A-Za-z0-9/+=]{40})\b"),
         1,
+        triggers=("aws",),
+        folded=True,
     ),
     Detector(
         "github_token",
         _rx(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{60,255})\b"),
+        triggers=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
     ),
     Detector(
-        "slack_token", _rx(r"\bxox[abposr]-[A-Za-z0-9-]{10,250}\b|\bxapp-\d-[A-Za-z0-9-]{10,250}\b")
+        "slack_token",
+        _rx(r"\bxox[abposr]-[A-Za-z0-9-]{10,250}\b|\bxapp-\d-[A-Za-z0-9-]{10,250}\b"),
+        triggers=("xox", "xapp-"),
     ),
     Detector(
         "slack_webhook",
         _rx(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/-]{20,}"),
+        triggers=("hooks.slack.com",),
     ),
-    Detector("openai_key", _rx(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}\b")),
-    Detector("stripe_key", _rx(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,99}\b")),
-    Detector("google_api_key", _rx(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    Detector("sendgrid_key", _rx(r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b")),
-    Detector("npm_token", _rx(r"\bnpm_[A-Za-z0-9]{36}\b")),
-    Detector("twilio_key", _rx(r"\bSK[0-9a-fA-F]{32}\b")),
+    Detector(
+        "openai_key", _rx(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}\b"), triggers=("sk-",)
+    ),
+    Detector(
+        "stripe_key",
+        _rx(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,99}\b"),
+        triggers=("_live_", "_test_"),
+    ),
+    Detector("google_api_key", _rx(r"\bAIza[0-9A-Za-z_-]{35}\b"), triggers=("AIza",)),
+    Detector(
+        "sendgrid_key", _rx(r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"), triggers=("SG.",)
+    ),
+    Detector("npm_token", _rx(r"\bnpm_[A-Za-z0-9]{36}\b"), triggers=("npm_",)),
+    Detector("twilio_key", _rx(r"\bSK[0-9a-fA-F]{32}\b"), triggers=("SK",)),
     Detector(
         "jwt",
         _rx(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b"),
+        triggers=("eyJ",),
     ),
     Detector(
         "url_password",
         _rx(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@'\"]{1,64}:([^\s@/'\"]{3,128})@[^\s/'\"]+"),
         1,
-    ),
-    Detector(
-        "assigned_secret",
-        # name = "literal" / name: 'literal' / "name": "literal" (quotes required in code)
-        _rx(
-            rf"(?i)\b[\w.-]*(?:{_SECRET_NAMES})[\w.-]*[\"']?\s*(?:=|:|=>|:=)\s*"
-            r"(?:[rbuf]?[\"'])([^\"'\s]{6,256})[\"']"
-        ),
-        1,
+        triggers=("://",),
     ),
 )
+
+# A quoted literal assigned to something (`= "x"`, `: 'x'`, `=> "x"`): the scan starts at
+# the operator, a literal the regex engine finds fast; the name is checked after, on its line.
+_ASSIGNED_LITERAL = _rx(r"(?:=>|:=|=|:)[ \t]*[rbuf]?[\"']([^\"'\s]{6,256})[\"']")
+_SECRET_NAME_BEFORE = _rx(rf"(?i)(?:{_SECRET_NAMES})[\w.-]{{0,40}}[\"']?[ \t]*$")
 
 _PRIVATE_KEY = _rx(
     r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----.*?-----END \1-----", re.S
@@ -101,9 +122,16 @@ class ScrubResult:
 def scrub(text: str, path: str = "") -> ScrubResult:
     """Redact secrets in `text`; the result has exactly as many lines as the input."""
     found: Counter[str] = Counter()
-    text = _PRIVATE_KEY.sub(_private_key_replacer(found), text)
+    if "-----BEGIN" in text:
+        text = _PRIVATE_KEY.sub(_private_key_replacer(found), text)
+    folded = text.lower()
     for detector in DETECTORS:
+        haystack = folded if detector.folded else text
+        if detector.triggers and not any(t in haystack for t in detector.triggers):
+            continue
         text = detector.pattern.sub(_replacer(detector.kind, detector.group, found), text)
+    if any(t in folded for t in _NAME_TRIGGERS):
+        text = _ASSIGNED_LITERAL.sub(_assignment_replacer(text, found), text)
     if _is_config(path):
         text = _CONFIG_ASSIGNMENT.sub(_replacer("config_secret", 1, found), text)
         text = _CONFIG_VALUE.sub(_high_entropy_replacer(found), text)
@@ -118,6 +146,23 @@ def _replacer(kind: str, group: int, found: Counter[str]) -> Callable[[re.Match[
         found[kind] += 1
         start, end = match.start(group) - match.start(0), match.end(group) - match.start(0)
         whole = match.group(0)
+        return whole[:start] + REDACTED + whole[end:]
+
+    return replace
+
+
+def _assignment_replacer(text: str, found: Counter[str]) -> Callable[[re.Match[str]], str]:
+    """Redact `name = "literal"` when the name announces a secret and the value is real."""
+
+    def replace(match: re.Match[str]) -> str:
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        before = text[max(line_start, match.start() - 120) : match.start()]
+        value = match.group(1)
+        if not _SECRET_NAME_BEFORE.search(before) or value == REDACTED or _is_placeholder(value):
+            return match.group(0)
+        found["assigned_secret"] += 1
+        whole = match.group(0)
+        start, end = match.start(1) - match.start(0), match.end(1) - match.start(0)
         return whole[:start] + REDACTED + whole[end:]
 
     return replace
