@@ -54,7 +54,7 @@ class ScheduleConfig(_Strict):
 
 
 class LimitsConfig(_Strict):
-    max_question_chars: int = 4000
+    max_question_chars: int = 12_000
     per_user_per_minute: int = 6
     per_channel_per_minute: int = 30
     daily_answers: int = 2000

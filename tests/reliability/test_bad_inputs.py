@@ -325,7 +325,7 @@ CASES = [
         "40k-question",
         ask(HUGE_QUESTION),
         2,
-        "That question is too long (40,000 characters; the limit is 4,000).",
+        "That question is too long (40,000 characters; the limit is 12,000).",
         checks=(raises(QuestionError, "too long", lambda c: c.ask(HUGE_QUESTION, SLACK)),),
     ),
     Case(
