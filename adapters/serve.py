@@ -2,17 +2,20 @@
 
 `serve` starts the chat adapters the environment is configured for (with no
 flag, every adapter whose token is set) and, unless told not to, the
-re-ingest scheduler and the push-webhook receiver. Slack runs in a thread,
-Discord owns the main thread's event loop. `schedule` runs only the
-scheduler (and webhooks), for a separate worker process.
+re-ingest scheduler and the push-webhook receiver. With both adapters, Slack
+runs in a thread and Discord owns the main thread's event loop; if the Slack
+thread dies, the process is asked to stop (SIGTERM) so that its supervisor
+restarts it whole rather than leaving half a bot running. `schedule` runs
+only the scheduler (and webhooks), for a separate worker process.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from bot.core import Core
@@ -37,7 +40,10 @@ def serve(
             from adapters.slack.serve import serve_slack
 
             thread = threading.Thread(
-                target=serve_slack, args=(core,), kwargs={"port": port}, name="slack", daemon=True
+                target=_stop_process_when_done,
+                args=(lambda: serve_slack(core, port=port), "Slack"),
+                name="slack",
+                daemon=True,
             )
             thread.start()
             serve_discord(core)
@@ -50,6 +56,15 @@ def serve(
 
             serve_discord(core)
     return 0
+
+
+def _stop_process_when_done(run: Callable[[], None], name: str) -> None:
+    try:
+        run()
+        log.error("the %s adapter stopped; stopping the process", name)
+    except BaseException:
+        log.exception("the %s adapter failed; stopping the process", name)
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def run_scheduler(core: Core, *, webhook_port: int | None = None) -> int:

@@ -151,7 +151,7 @@ class Core:
         repos = None if question.scope is None else frozenset(states)
         retrieval = self.retriever.retrieve(_retrieval_text(question), repos)
         answered_at = time.perf_counter()
-        link = self._permalinker(states)
+        link = _Permalinker(states)
         usage = retrieval.usage
         citations: tuple[Citation, ...]
         mode: AnswerMode
@@ -233,9 +233,6 @@ class Core:
                 raise NotIndexedError(f"The repository {next(iter(scope))!r} is not indexed.")
             raise NotIndexedError("None of the repositories available here is indexed yet.")
         return in_scope
-
-    def _permalinker(self, states: dict[str, RepoState]) -> _Permalinker:
-        return _Permalinker(states)
 
     # -- scope and permissions ---------------------------------------------------------------
 
