@@ -74,7 +74,14 @@ def _make_core(home: Path, slack_url: str, workers: int, events: int, delay: flo
     from bot.config import FileConfig, LimitsConfig, Settings
     from bot.core import Core
 
-    limits = LimitsConfig(workers=workers, queue_size=events, per_user_per_minute=10**6)
+    # Measure acknowledgements, not quotas: every rate limit off (0 = no limit).
+    limits = LimitsConfig(
+        workers=workers,
+        queue_size=events,
+        per_user_per_minute=0,
+        per_channel_per_minute=0,
+        daily_answers=0,
+    )
     core = Core.from_settings(Settings(), FileConfig(limits=limits))
     repo = home.parent / "repo"
     repo.mkdir()
