@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 REPO   ?= $(CURDIR)
 QUESTION ?= How are secrets such as AWS keys or private keys redacted before code is indexed?
 
-.PHONY: demo test lint typecheck unit bench clean venv dev
+.PHONY: demo test lint typecheck unit bench-venv clean venv dev
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,15 @@ unit: $(BIN)/.installed-dev
 	$(BIN)/python -m pytest
 
 test: lint typecheck unit
+
+# The peer for side-by-side benchmarks lives in its own venv (see bench/README.md).
+bench-venv: .venv-bench/bin/.installed
+
+.venv-bench/bin/.installed: pyproject.toml
+	$(PYTHON) -m venv .venv-bench
+	.venv-bench/bin/python -m pip install --quiet --upgrade pip
+	.venv-bench/bin/python -m pip install --quiet -e '.[bench]'
+	touch $@
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

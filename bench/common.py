@@ -1,56 +1,110 @@
-"""Shared helpers for benchmarks: trees to measure, child processes, percentiles."""
+"""Shared helpers for the speed benchmarks: child processes, the two venvs, statistics.
+
+Every measurement runs in a fresh child process so its peak RSS (from
+`os.wait4`'s rusage: the child's own high-water mark, or a waited-for
+grandchild's if larger) belongs to that measurement alone. Output goes to
+files, not pipes, so a chatty child can never block.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
-import sysconfig
+import tempfile
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+OURS_PYTHON = ROOT / ".venv" / "bin" / "python"
+PEER_PYTHON = ROOT / ".venv-bench" / "bin" / "python"
+# Variables that would switch codecite to dense search or a remote index: the benchmarks
+# measure the embedded default with no API keys.
+MODEL_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CODECITE_INDEX", "PINECONE_API_KEY")
 
 
-def default_trees() -> dict[str, Path]:
-    return {"codecite": ROOT, "stdlib": Path(sysconfig.get_paths()["stdlib"])}
+@dataclass(frozen=True, slots=True)
+class ChildResult:
+    out: dict[str, Any] | None  # the child's last JSON line; None if it failed or timed out
+    wall: float  # seconds, process start to exit
+    peak_rss: int  # bytes
+    timed_out: bool = False
+    error: str = ""
 
 
-def parse_trees(specs: Sequence[str]) -> dict[str, Path]:
-    """`NAME=PATH` pairs; a bare path is named after its directory."""
-    trees: dict[str, Path] = {}
-    for spec in specs:
-        name, _, path = spec.rpartition("=")
-        p = Path(path).resolve()
-        trees[name or p.name] = p
-    return trees
+def python_for(system: str, peer_python: Path | None = None) -> Path:
+    if system == "peer":
+        return peer_python or PEER_PYTHON
+    return OURS_PYTHON if OURS_PYTHON.exists() else Path(sys.executable)
 
 
-def run_child(args: Sequence[str], env: dict[str, str] | None = None) -> tuple[dict, float, int]:
-    """Run a Python child that prints one JSON line; return (json, seconds, peak RSS bytes)."""
-    started = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **(env or {})},
-        cwd=ROOT,
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - started
-    out = proc.stdout.read() if proc.stdout else ""
-    err = proc.stderr.read() if proc.stderr else ""
-    if status != 0:
-        raise RuntimeError(f"child failed ({status}): {err.strip()[-2000:]}")
-    last = [line for line in out.splitlines() if line.startswith("{")][-1]
-    return json.loads(last), seconds, usage.ru_maxrss * 1024
+def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in MODEL_ENV}
+    env["PYTHONPATH"] = str(ROOT)
+    env.update(extra or {})
+    return env
+
+
+def run_child(
+    python: Path,
+    args: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+) -> ChildResult:
+    """Run `python args...` (which prints one JSON line last); measure wall time and peak RSS."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            [str(python), *args],
+            stdout=out,
+            stderr=err,
+            env=child_env(env),
+            cwd=ROOT,
+            start_new_session=True,  # so a timeout can stop the child and anything it started
+        )
+        fired = threading.Event()
+        timer = threading.Timer(timeout or 0, _kill_group, (proc.pid, fired))
+        if timeout:
+            timer.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - started
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    rss = usage.ru_maxrss * 1024  # Linux reports KiB
+    if fired.is_set():
+        return ChildResult(None, wall, rss, timed_out=True, error=f"timed out after {timeout:.0f}s")
+    if proc.returncode != 0:
+        return ChildResult(None, wall, rss, error=_tail(stderr))
+    lines = [line for line in stdout.splitlines() if line.startswith("{")]
+    if not lines:
+        return ChildResult(None, wall, rss, error="no result line: " + _tail(stderr))
+    return ChildResult(json.loads(lines[-1]), wall, rss)
+
+
+def _kill_group(pid: int, fired: threading.Event) -> None:
+    fired.set()
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _tail(text: str, limit: int = 1500) -> str:
+    return text.strip()[-limit:]
 
 
 def percentile(values: Sequence[float], q: float) -> float:
+    """Linear interpolation between closest ranks (numpy's default), q in [0, 1]."""
     ordered = sorted(values)
     if not ordered:
         return 0.0
@@ -63,5 +117,14 @@ def median(values: Sequence[float]) -> float:
     return statistics.median(values) if values else 0.0
 
 
+def ratio(ours: float, peer: float) -> float | None:
+    return round(ours / peer, 3) if peer else None
+
+
 def dir_bytes(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def emit(result: Mapping[str, Any]) -> None:
+    """A child's result: one JSON line on stdout."""
+    print(json.dumps(dict(result)), flush=True)

@@ -1,79 +1,212 @@
-"""Indexing speed and memory: files/s, chunks/s, index bytes, peak RSS, per tree.
+"""Indexing speed and memory, codecite beside the LlamaIndex recipe, on real trees.
 
-    .venv/bin/python bench/ingest.py                      # this repository and the stdlib
-    .venv/bin/python bench/ingest.py --tree flask=/path/to/flask --repeat 3
+    .venv/bin/python bench/ingest.py                          # this repository and the stdlib
+    .venv/bin/python bench/ingest.py --tree pylint-dev/pylint --clones /work/.mirror --repeat 5
+    .venv/bin/python bench/ingest.py --tree NAME=/some/dir --no-peer
 
-Each run indexes into a fresh data directory in a child process, so peak RSS
-is that process's alone. Medians over --repeat runs are reported.
+For each tree: files/s, chunks/s, index bytes and peak RSS, for codecite (a
+fresh data directory, embedded index, no API keys) and for the peer
+(SimpleDirectoryReader -> CodeSplitter/SentenceSplitter -> BM25Retriever,
+persisted to disk; run with .venv-bench/bin/python). Each run is its own child
+process; runs alternate ours, peer, ours, peer... so machine noise hits both
+alike; medians over --repeat runs and ratios ours/peer are reported.
+`seconds` is the indexing work inside the child (imports excluded; they are in
+`wall`). A peer run longer than --peer-timeout is stopped and reported as such.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
+import os
 import shutil
 import sys
 import tempfile
+import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import default_trees, dir_bytes, median, parse_trees, run_child
+from bench.common import (
+    PEER_PYTHON,
+    ChildResult,
+    dir_bytes,
+    emit,
+    median,
+    python_for,
+    ratio,
+    run_child,
+)
+from bench.report import table
+from bench.trees import snapshots, tree_stats, warm
+
+SYSTEMS = ("ours", "peer")
 
 
-def child(path: str, home: str) -> None:
-    import os
-
+def child_ours(tree: str, home: str) -> None:
     os.environ["CODECITE_HOME"] = home
     from bot.config import FileConfig, Settings
     from bot.core import Core
 
     core = Core.from_settings(Settings(), FileConfig())
-    report = core.index_repo(path, name="bench")
+    started = time.perf_counter()
+    report = core.index_repo(tree, name="bench")
+    seconds = time.perf_counter() - started
     core.close()
-    print(json.dumps({"files": report.files, "chunks": report.chunks, "skipped": report.skipped}))
+    emit(
+        {
+            "files": report.files,
+            "chunks": report.chunks,
+            "seconds": seconds,
+            "index_bytes": dir_bytes(Path(home)),
+        }
+    )
 
 
-def measure(path: Path, repeat: int) -> dict[str, float]:
-    runs = []
-    for _ in range(repeat):
-        home = Path(tempfile.mkdtemp(prefix="codecite-bench-"))
-        try:
-            out, seconds, rss = run_child([__file__, "--child", str(path), str(home)])
-            runs.append((out, seconds, rss, dir_bytes(home)))
-        finally:
-            shutil.rmtree(home, ignore_errors=True)
-    out = runs[0][0]
-    seconds = median([r[1] for r in runs])
+def child_peer(tree: str, out: str) -> None:
+    from bench.peer import PeerIndex, load_documents, offline_env, split_documents
+
+    offline_env()
+    # Imports are not indexing time: load the recipe's modules before the clock starts.
+    for module in ("llama_index.core.node_parser", "llama_index.retrievers.bm25"):
+        importlib.import_module(module)
+
+    started = time.perf_counter()
+    nodes, stats = split_documents(load_documents(Path(tree)))
+    index = PeerIndex(Path(tree), nodes)
+    index.persist(Path(out))
+    seconds = time.perf_counter() - started
+    emit(
+        {
+            "files": stats.documents,
+            "chunks": stats.nodes,
+            "code_fallbacks": stats.code_fallbacks,
+            "seconds": seconds,
+            "index_bytes": dir_bytes(Path(out)),
+        }
+    )
+
+
+def measure_once(system: str, tree: Path, args: argparse.Namespace) -> ChildResult:
+    scratch = Path(tempfile.mkdtemp(prefix=f"codecite-bench-{system}-"))
+    try:
+        return run_child(
+            python_for(system, args.peer_python),
+            [__file__, "--child", system, str(tree), str(scratch)],
+            timeout=args.peer_timeout if system == "peer" else args.timeout,
+        )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def summarise(runs: list[ChildResult]) -> dict[str, Any]:
+    good = [r for r in runs if r.out is not None]
+    if not good:
+        return {"runs": len(runs), "ok": 0, "error": runs[-1].error if runs else "not run"}
+    out = good[0].out or {}
+    seconds = median([float((r.out or {})["seconds"]) for r in good])
     return {
+        "runs": len(runs),
+        "ok": len(good),
         "files": out["files"],
         "chunks": out["chunks"],
-        "seconds": seconds,
-        "files_per_s": out["files"] / seconds,
-        "chunks_per_s": out["chunks"] / seconds,
-        "index_mb": median([r[3] for r in runs]) / 1e6,
-        "peak_rss_mb": median([r[2] for r in runs]) / 1e6,
+        "seconds": round(seconds, 3),
+        "wall": round(median([r.wall for r in good]), 3),
+        "files_per_s": round(out["files"] / seconds, 1) if seconds else None,
+        "chunks_per_s": round(out["chunks"] / seconds, 1) if seconds else None,
+        "index_mb": round(median([float((r.out or {})["index_bytes"]) for r in good]) / 1e6, 2),
+        "peak_rss_mb": round(median([float(r.peak_rss) for r in good]) / 1e6, 1),
+        "all_seconds": [round(float((r.out or {})["seconds"]), 3) for r in good],
+        **({"code_fallbacks": out["code_fallbacks"]} if "code_fallbacks" in out else {}),
+        **({"error": runs[-1].error} if len(good) < len(runs) else {}),
     }
 
 
-def main() -> None:
-    if len(sys.argv) == 4 and sys.argv[1] == "--child":
-        child(sys.argv[2], sys.argv[3])
-        return
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--tree", action="append", default=[], help="NAME=PATH (repeatable)")
+def measure_tree(
+    name: str, tree: Path, systems: Sequence[str], args: argparse.Namespace
+) -> dict[str, Any]:
+    warm(tree)
+    runs: dict[str, list[ChildResult]] = {s: [] for s in systems}
+    for i in range(args.repeat):
+        for system in systems:
+            if runs[system] and runs[system][-1].timed_out:
+                continue  # a peer that timed out once will again; do not burn the machine
+            result = measure_once(system, tree, args)
+            runs[system].append(result)
+            took = f"{result.wall:.1f}s" if result.out else result.error[:200]
+            print(f"  {name} run {i + 1} {system}: {took}", file=sys.stderr, flush=True)
+    row: dict[str, Any] = {"tree": name, **tree_stats(tree)}
+    row.update({s: summarise(r) for s, r in runs.items()})
+    ours, peer = row.get("ours", {}), row.get("peer", {})
+    if ours.get("ok") and peer.get("ok"):
+        row["ratio"] = {
+            k: ratio(ours[k], peer[k]) for k in ("seconds", "peak_rss_mb", "index_mb", "wall")
+        }
+    return row
+
+
+COLUMNS = ("files", "chunks", "seconds", "files_per_s", "chunks_per_s", "index_mb", "peak_rss_mb")
+
+
+def render(rows: list[dict[str, Any]]) -> str:
+    header = ["tree", "system", *COLUMNS]
+    body: list[list[Any]] = []
+    for row in rows:
+        for system in SYSTEMS:
+            r = row.get(system)
+            if r is None:
+                continue
+            if not r.get("ok"):
+                body.append([row["tree"], system, r.get("error", "failed")[:60]])
+                body[-1] += [None] * (len(header) - 3)
+                continue
+            body.append([row["tree"], system, *(r[c] for c in COLUMNS)])
+        if "ratio" in row:
+            q = row["ratio"]
+            body.append([row["tree"], "ours/peer", None, None, q["seconds"], None, None])
+            body[-1] += [q["index_mb"], q["peak_rss_mb"]]
+    return table(header, body)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(
+        description="Indexing speed and memory: codecite vs the LlamaIndex recipe.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__,
+    )
+    ap.add_argument("--tree", action="append", default=[], help="tree spec (see bench/trees.py)")
+    ap.add_argument("--clones", type=Path, help="local clones for owner/name trees")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--json", help="write results here")
-    args = ap.parse_args()
-    trees = parse_trees(args.tree) if args.tree else default_trees()
-    results = {name: measure(path, args.repeat) for name, path in trees.items()}
-    cols = ["files", "chunks", "seconds", "files_per_s", "chunks_per_s", "index_mb", "peak_rss_mb"]
-    print(f"{'tree':12s} " + " ".join(f"{c:>12s}" for c in cols))
-    for name, r in results.items():
-        print(f"{name:12s} " + " ".join(f"{r[c]:12.1f}" for c in cols))
+    ap.add_argument("--no-peer", action="store_true", help="measure codecite only")
+    ap.add_argument("--peer-python", type=Path, default=PEER_PYTHON)
+    ap.add_argument("--peer-timeout", type=float, default=900.0, help="seconds per peer run")
+    ap.add_argument("--timeout", type=float, default=1800.0, help="seconds per codecite run")
+    ap.add_argument("--work", type=Path, help="where tree copies go (default: a temp dir)")
+    ap.add_argument("--json", type=Path, help="write results here")
+    return ap.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if len(argv) == 4 and argv[0] == "--child":
+        (child_ours if argv[1] == "ours" else child_peer)(argv[2], argv[3])
+        return 0
+    args = parse_args(argv)
+    systems = ["ours"] if args.no_peer or not args.peer_python.exists() else list(SYSTEMS)
+    if "peer" not in systems and not args.no_peer:
+        print(f"note: no peer venv at {args.peer_python}; codecite only", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="codecite-trees-") as scratch:
+        trees = snapshots(args.tree, args.work or Path(scratch), args.clones)
+        rows = [measure_tree(name, path, systems, args) for name, path in trees.items()]
+    print(render(rows))
     if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2))
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
