@@ -18,7 +18,8 @@ from bench.functions import FunctionMap
 from bench.scoring import case_metrics, function_hit, function_matches
 from tests.support.gitrepo import GitRepo, git
 
-SHARED_SCORE = Path("/work/shared/eval/score.py")
+# shared/ sits beside the checkout (here and in CI)
+SHARED_SCORE = Path(__file__).resolve().parents[3] / "shared" / "eval" / "score.py"
 
 PAYMENT = '''"""Card payments."""
 
