@@ -191,6 +191,23 @@ class Core:
             mode=mode,
         )
 
+    def record_answer(self, ctx: Context, question: str, answer: Answer) -> str:
+        """Store a posted answer for 👍/👎 feedback; its id, or "" when it could not be stored.
+
+        Losing the vote buttons is better than losing the answer, so this never raises.
+        """
+        try:
+            return self.feedback.record_answer(
+                platform=ctx.platform,
+                channel=ctx.channel,
+                asker=ctx.user,
+                question=question,
+                answer=answer,
+            )
+        except BotError as exc:
+            log.warning("answer not recorded for feedback: %s", exc.detail or exc.user_message)
+            return ""
+
     def search(
         self, text: str, ctx: Context, *, repos: frozenset[str] | None = None, top_k: int = 10
     ) -> list[Hit]:

@@ -2,25 +2,30 @@
 
 Core calls block (retrieval, the model, SQLite), so they run in worker
 threads of the process's bounded answer queue; the event loop keeps serving the gateway.
-Every send carries `AllowedMentions.none()` and suppresses link previews.
+Every send carries `AllowedMentions.none()` and suppresses link previews, and a
+nonce that Discord enforces: discord.py does not retry a send whose connection
+was lost (the answer would be gone), so that send is repeated once with the
+same nonce, and Discord returns the first message instead of posting twice.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import aiohttp
 import discord
 
 from adapters.discord.feedback import NO_MENTIONS, vote_view
 from adapters.discord.render import render_answer, render_text
 from adapters.errors import user_facing
 from bot.core import Context, Core
-from bot.errors import BotError
 from bot.models import Answer, Turn
 
 T = TypeVar("T")
@@ -87,19 +92,7 @@ async def _answered(
     core: Core, question: str, ctx: Context, answer: Answer, *, quote: bool
 ) -> Reply:
     pieces = tuple(render_answer(answer, question=question if quote else ""))
-    try:
-        answer_id = await asyncio.to_thread(
-            core.feedback.record_answer,
-            platform=ctx.platform,
-            channel=ctx.channel,
-            asker=ctx.user,
-            question=question,
-            answer=answer,
-        )
-    except BotError as exc:
-        # Losing the vote buttons is better than losing the answer.
-        log.warning("answer not recorded for feedback: %s", exc.detail or exc.user_message)
-        answer_id = ""
+    answer_id = await asyncio.to_thread(core.record_answer, ctx, question, answer)
     return Reply(pieces, answer_id=answer_id)
 
 
@@ -120,11 +113,27 @@ async def send_to_channel(
         if index == 0 and reference is not None:
             extras["reference"] = reference.to_reference(fail_if_not_exists=False)
             extras["mention_author"] = False
-        message = await channel.send(
-            piece, allowed_mentions=NO_MENTIONS, suppress_embeds=True, **extras
-        )
-        sent.append(message)
+        sent.append(await _send_once(channel, piece, extras))
     return sent
+
+
+async def _send_once(
+    channel: discord.abc.Messageable, piece: str, extras: dict[str, Any]
+) -> discord.Message:
+    """Send one piece; after a lost connection, again with the same nonce (no duplicate)."""
+    send = functools.partial(
+        channel.send,
+        piece,
+        allowed_mentions=NO_MENTIONS,
+        suppress_embeds=True,
+        nonce=uuid.uuid4().hex[:25],  # Discord's limit: 25 characters
+        **extras,
+    )
+    try:
+        return await send()
+    except aiohttp.ClientConnectionError as exc:
+        log.info("connection lost sending a message (%s); sending again", type(exc).__name__)
+    return await send()
 
 
 async def send_followups(interaction: discord.Interaction[Any], reply: Reply) -> None:

@@ -21,7 +21,13 @@ from slack_sdk.errors import SlackClientError
 
 from adapters.errors import user_facing
 from adapters.slack.events import Incoming, SlashCommand, parse_event
-from adapters.slack.history import NO_HISTORY, BotIdentity, load_thread
+from adapters.slack.history import (
+    NO_HISTORY,
+    AnsweredThreads,
+    BotIdentity,
+    ThreadHistory,
+    read_thread,
+)
 from adapters.slack.outbox import NOT_POSTABLE, Outbox, error_code
 from adapters.slack.render import (
     VOTE_DOWN,
@@ -56,6 +62,7 @@ class SlackHandlers:
         self._dedupe = dedupe
         self._pending: set[Future[None]] = set()
         self._pending_lock = threading.Lock()
+        self._threads = AnsweredThreads()
 
     def register(self, app: App) -> None:
         app.event("app_mention")(self.on_event)
@@ -97,11 +104,7 @@ class SlackHandlers:
         followup = incoming.kind == "followup"
         if not followup:  # progress first: reading the thread takes a round trip
             self.outbox.react(incoming.channel, incoming.ts, PROGRESS_REACTION)
-        history = NO_HISTORY
-        if incoming.in_thread:
-            history = load_thread(
-                self._client, incoming.channel, incoming.thread_ts, before_ts=incoming.ts, bot=bot
-            )
+        history = self._history(incoming, bot)
         if followup:
             if not history.bot_answered:
                 return  # someone else's thread
@@ -113,6 +116,18 @@ class SlackHandlers:
             return
         if position:
             self._note(incoming, in_line(position))
+
+    def _history(self, incoming: Incoming, bot: BotIdentity) -> ThreadHistory:
+        if not incoming.in_thread:
+            return NO_HISTORY
+        history = read_thread(
+            self._client, incoming.channel, incoming.thread_ts, before_ts=incoming.ts, bot=bot
+        )
+        if history is not None:
+            return history
+        # Slack could not be read: answer without history where this process answered before.
+        answered = self._threads.answered(incoming.channel, incoming.thread_ts)
+        return ThreadHistory(bot_answered=answered, turns=())
 
     def _wanted(self, incoming: Incoming) -> bool:
         if incoming.kind != "followup":
@@ -144,6 +159,8 @@ class SlackHandlers:
     def _deliver(self, incoming: Incoming, messages: list[SlackMessage]) -> None:
         try:
             self.outbox.post(incoming.channel, messages, thread_ts=incoming.reply_ts)
+            if incoming.reply_ts:
+                self._threads.remember(incoming.channel, incoming.reply_ts)
         except (SlackClientError, OSError) as exc:
             log.error("could not post the answer in %s: %s", incoming.channel, error_code(exc))
         finally:
@@ -216,14 +233,4 @@ class SlackHandlers:
 
     def _record(self, ctx: Context, question: str, answer: Answer) -> str:
         """The answer's feedback id ("" when it could not be stored: no buttons then)."""
-        try:
-            return self.core.feedback.record_answer(
-                platform=ctx.platform,
-                channel=ctx.channel,
-                asker=ctx.user,
-                question=question,
-                answer=answer,
-            )
-        except BotError as exc:
-            log.warning("answer not recorded for feedback: %s", exc.detail or exc.user_message)
-            return ""
+        return self.core.record_answer(ctx, question, answer)
