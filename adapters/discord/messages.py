@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass
 from typing import Final, Literal
 
+import aiohttp
 import discord
 
 from adapters.discord.context import message_context
@@ -113,6 +114,8 @@ class MessageHandler:
             await send_to_channel(target, reply, reference=reference)
         except discord.HTTPException as exc:
             log.warning("could not post a reply to message %s (HTTP %s)", message.id, exc.status)
+        except aiohttp.ClientConnectionError as exc:
+            log.warning("could not post a reply to message %s (%s)", message.id, type(exc).__name__)
 
     async def _compute(self, request: Request, on_wait: OnWait) -> Reply:
         try:

@@ -1,14 +1,18 @@
 """A thread's history, rebuilt from Slack (conversations.replies) on every follow-up.
 
-Nothing is kept in memory: any process can answer any follow-up, and a restart
-loses nothing. Messages by the bot become assistant turns, everyone else's
-user turns; the newest turns that fit the caps are kept.
+The history is never kept in memory: any process can answer any follow-up, and
+a restart loses nothing. Messages by the bot become assistant turns, everyone
+else's user turns; the newest turns that fit the caps are kept. When Slack
+cannot be read, `AnsweredThreads` (which threads this process answered in)
+decides whether a follow-up is still the bot's to answer, without history.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +28,7 @@ HISTORY_MESSAGES = 20
 HISTORY_CHARS = 12_000
 PAGE_SIZE = 200
 MAX_PAGES = 5  # threads longer than 1,000 messages are read only in part
+REMEMBERED_THREADS = 4096
 
 _LINK = re.compile(r"<(?:https?://[^|>]+)\|([^>]+)>|<(https?://[^>|]+)>")
 _USER_SUBTYPES = {None, "file_share", "thread_broadcast", "bot_message"}
@@ -54,16 +59,44 @@ class ThreadHistory:
 NO_HISTORY = ThreadHistory(bot_answered=False, turns=())
 
 
+class AnsweredThreads:
+    """The threads (channel, thread_ts) this process last posted answers in, bounded."""
+
+    def __init__(self, size: int = REMEMBERED_THREADS) -> None:
+        self._size = size
+        self._threads: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def remember(self, channel: str, thread_ts: str) -> None:
+        with self._lock:
+            self._threads[(channel, thread_ts)] = None
+            self._threads.move_to_end((channel, thread_ts))
+            while len(self._threads) > self._size:
+                self._threads.popitem(last=False)
+
+    def answered(self, channel: str, thread_ts: str) -> bool:
+        with self._lock:
+            return (channel, thread_ts) in self._threads
+
+
 def load_thread(
     client: WebClient, channel: str, thread_ts: str, *, before_ts: str, bot: BotIdentity
 ) -> ThreadHistory:
     """The thread's messages older than `before_ts` as turns; NO_HISTORY if Slack refuses."""
+    history = read_thread(client, channel, thread_ts, before_ts=before_ts, bot=bot)
+    return NO_HISTORY if history is None else history
+
+
+def read_thread(
+    client: WebClient, channel: str, thread_ts: str, *, before_ts: str, bot: BotIdentity
+) -> ThreadHistory | None:
+    """Like `load_thread`, but None when Slack could not be read (after the client's retries)."""
     try:
         messages = list(_replies(client, channel, thread_ts))
     except (SlackClientError, OSError) as exc:
         code = exc.response.get("error") if isinstance(exc, SlackApiError) else type(exc).__name__
         log.warning("conversations.replies failed for %s/%s: %s", channel, thread_ts, code)
-        return NO_HISTORY
+        return None
     return history_from(messages, before_ts=before_ts, bot=bot)
 
 

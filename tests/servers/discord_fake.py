@@ -10,6 +10,20 @@ characters, empty messages, bad flags, bad components or allowed_mentions,
 a second response to one interaction, follow-ups before a response, unknown
 channels/messages (404), command sync for a guild the bot is not in (403).
 Replies carry `Content-Type: application/json` exactly, as discord.py expects.
+
+Fault knobs apply to the next matching requests in arrival order, before the
+route runs: `fail_next(status, count, retry_after, method_or_path, is_global)`
+answers with an HTTP error (429 as Discord sends it: a JSON body with
+`retry_after` and `global`, `Retry-After`, `X-RateLimit-Scope` and the `Via`
+header without which discord.py takes a 429 for a Cloudflare ban; 5xx with
+Discord's JSON error body), `drop_next(count, method_or_path, processed=False)`
+closes the connection without answering (with `processed`, after the request
+took effect: the response is what gets lost). `method_or_path` is a regex for
+the path without `/api/v10`, optionally after a method:
+`"POST /channels/\\d+/messages"`. Faulted requests are recorded with their
+status (-1 for a dropped connection). Channel messages honour `nonce` with
+`enforce_nonce` as Discord does: a repeated nonce returns the message it
+already created instead of posting another.
 """
 
 from __future__ import annotations
@@ -17,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,6 +71,31 @@ class Recorded:
     status: int = 0
 
 
+@dataclass(frozen=True)
+class _Fault:
+    kind: str  # "fail" or "drop"
+    status: int = 0
+    retry_after: float | None = None
+    is_global: bool = False
+    processed: bool = False  # a drop after the request took effect
+    method: str | None = None  # None = any method
+    pattern: re.Pattern[str] | None = None  # None = any path
+
+    def matches(self, method: str, path: str) -> bool:
+        if self.method is not None and self.method != method:
+            return False
+        return self.pattern is None or self.pattern.fullmatch(path) is not None
+
+
+def _target(method_or_path: str | None) -> tuple[str | None, re.Pattern[str] | None]:
+    if method_or_path is None:
+        return None, None
+    verb, _, rest = method_or_path.partition(" ")
+    if rest and verb.isupper():
+        return verb, re.compile(rest)
+    return None, re.compile(method_or_path)
+
+
 @dataclass
 class InteractionState:
     id: int
@@ -80,6 +120,7 @@ class DiscordFake:
         self.commands: dict[str, list[dict[str, Any]]] = {}
         self.interactions: dict[str, InteractionState] = {}
         self._ids = itertools.count(1_200_000_000_000_000_000)
+        self._faults: list[_Fault] = []
         self._changed = asyncio.Condition()
         self._runner: web.AppRunner | None = None
         self.origin = ""
@@ -110,6 +151,39 @@ class DiscordFake:
         async with self._changed:
             await asyncio.wait_for(self._changed.wait_for(probe), timeout)
         return probe()
+
+    # -- fault knobs --------------------------------------------------------------------------
+
+    def fail_next(
+        self,
+        status: int,
+        count: int = 1,
+        retry_after: float | None = None,
+        method_or_path: str | None = None,
+        *,
+        is_global: bool = False,
+    ) -> None:
+        """Answer the next `count` matching requests with HTTP `status` instead of running them."""
+        if status < 400:
+            raise ValueError("a failure needs an error status")
+        method, pattern = _target(method_or_path)
+        fault = _Fault("fail", status, retry_after, is_global, method=method, pattern=pattern)
+        self._faults.extend([fault] * count)
+
+    def drop_next(
+        self, count: int = 1, method_or_path: str | None = None, *, processed: bool = False
+    ) -> None:
+        """Close the connection of the next `count` matching requests without an answer."""
+        method, pattern = _target(method_or_path)
+        fault = _Fault("drop", processed=processed, method=method, pattern=pattern)
+        self._faults.extend([fault] * count)
+
+    def _take_fault(self, method: str, path: str) -> _Fault | None:
+        for i, fault in enumerate(self._faults):
+            if fault.matches(method, path):
+                del self._faults[i]
+                return fault
+        return None
 
     # -- seeding ------------------------------------------------------------------------------
 
@@ -176,6 +250,11 @@ class DiscordFake:
                 return await self._finish(request, None, _reply(400, _error(50109, "Bad JSON")))
             body = json.loads(raw)
         request[JSON_BODY] = body
+        fault = self._take_fault(request.method, request.path.removeprefix(API))
+        if fault is not None and fault.kind == "fail":
+            return await self._finish(request, body, _fault_reply(fault))
+        if fault is not None and not fault.processed:
+            return await self._drop(request, body)
         try:
             response = await handler(request)
         except DiscordError as exc:
@@ -183,19 +262,29 @@ class DiscordFake:
             if exc.errors is not None:
                 payload["errors"] = exc.errors
             response = _reply(exc.status, payload)
+        if fault is not None:  # it took effect; the answer is lost on the way
+            return await self._drop(request, body)
         return await self._finish(request, body, response)
+
+    async def _drop(self, request: web.Request, body: Any) -> web.Response:
+        await self._record(request, body, -1)
+        request.transport.close()  # type: ignore[union-attr]
+        return web.Response(status=204)  # never reaches the client
 
     async def _finish(
         self, request: web.Request, body: Any, response: web.Response
     ) -> web.Response:
+        await self._record(request, body, response.status)
+        return response
+
+    async def _record(self, request: web.Request, body: Any, status: int) -> None:
         path = request.path.removeprefix(API)
         auth = request.headers.get("Authorization", "")
         self.requests.append(
-            Recorded(request.method, path, dict(request.query), auth, body, response.status)
+            Recorded(request.method, path, dict(request.query), auth, body, status)
         )
         async with self._changed:
             self._changed.notify_all()
-        return response
 
     async def _route(self, request: web.Request) -> web.Response:
         path = request.path.removeprefix(API)
@@ -330,7 +419,14 @@ class DiscordFake:
             except DiscordError:
                 if reference.get("fail_if_not_exists", True):
                     raise invalid("message_reference", "Unknown message") from None
+        nonce = _nonce(body)
+        if nonce and body.get("enforce_nonce"):
+            for earlier in self.bot_messages(int(cid)):
+                if earlier.get("nonce") == nonce:
+                    return _reply(200, earlier)  # a repeated send: Discord returns the first one
         message = self._new_message(channel, body, referenced)
+        if nonce:
+            message["nonce"] = nonce
         self.messages[int(cid)].append(message)
         return _reply(200, message)
 
@@ -477,3 +573,33 @@ def _reply(status: int, payload: Any) -> web.Response:
 
 def _error(code: int, message: str) -> dict[str, Any]:
     return {"message": message, "code": code}
+
+
+def _nonce(body: dict[str, Any]) -> str:
+    nonce = body.get("nonce")
+    if nonce is None:
+        return ""
+    if isinstance(nonce, bool) or not isinstance(nonce, str | int) or len(str(nonce)) > 25:
+        raise invalid("nonce", "an integer or a string of at most 25 characters")
+    return str(nonce)
+
+
+def _fault_reply(fault: _Fault) -> web.Response:
+    headers = {"Content-Type": "application/json"}
+    if fault.status != 429:
+        payload = _error(0, f"{fault.status}: Server Error")
+        if fault.retry_after is not None:
+            headers["Retry-After"] = str(math.ceil(fault.retry_after))
+        return web.Response(status=fault.status, body=json.dumps(payload).encode(), headers=headers)
+    retry_after = 1.0 if fault.retry_after is None else fault.retry_after
+    headers["Retry-After"] = str(math.ceil(retry_after))
+    headers["X-RateLimit-Scope"] = "global" if fault.is_global else "user"
+    if fault.is_global:
+        headers["X-RateLimit-Global"] = "true"
+    headers["Via"] = "1.1 google"  # Discord's own 429s come through its proxy
+    payload = {
+        "message": "You are being rate limited.",
+        "retry_after": retry_after,
+        "global": fault.is_global,
+    }
+    return web.Response(status=429, body=json.dumps(payload).encode(), headers=headers)

@@ -7,12 +7,25 @@ what real Slack refuses: a missing or wrong token, unknown methods, more than
 50 blocks, section text over 3,000 characters, text over 40,000, replies to a
 thread that does not exist, reactions on unknown messages. `reject_blocks`
 makes every message with blocks fail with `invalid_blocks`.
+
+Fault knobs apply to the next matching requests in arrival order:
+`fail_next(status, count, retry_after, method_or_path)` answers with an HTTP
+error before the method runs (429 carries `Retry-After` in whole seconds and
+`{"ok": false, "error": "ratelimited"}`, as Slack sends it; 5xx an HTML page,
+as its edge does), `drop_next(count, method_or_path)` closes the connection
+without answering. `method_or_path` narrows a fault to one API method
+(`chat.postMessage`) or a path prefix (`/response/`); other requests pass it
+by. Faulted requests are recorded in `calls` with `ok=False` and their
+`status` (-1 for a dropped connection).
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
+import math
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -52,6 +65,18 @@ class Call:
     at: float = field(default_factory=time.monotonic)
     ok: bool = True
     error: str = ""
+    status: int = 200  # HTTP status answered; -1 when the connection was dropped
+
+
+@dataclass(frozen=True)
+class _Fault:
+    kind: str  # "fail" or "drop"
+    status: int = 0
+    retry_after: float | None = None
+    target: str | None = None  # an API method name or a path prefix; None = any request
+
+    def matches(self, method: str, path: str) -> bool:
+        return self.target is None or self.target == method or path.startswith(self.target)
 
 
 class _Server(ThreadingHTTPServer):
@@ -72,6 +97,7 @@ class FakeSlack:
         self.messages: dict[str, list[dict[str, Any]]] = {}
         self.not_member: set[str] = set()
         self._response_urls: dict[str, int] = {}  # id -> uses left
+        self._faults: list[_Fault] = []
         self._ts = itertools.count(1)
         self._cond = threading.Condition()
         self._server = _Server(("127.0.0.1", 0), _handler(self))
@@ -152,6 +178,41 @@ class FakeSlack:
                 if remaining <= 0:
                     raise AssertionError(f"timed out; calls: {[c.method for c in self.calls]}")
                 self._cond.wait(remaining)
+
+    # -- fault knobs -------------------------------------------------------------------------
+
+    def fail_next(
+        self,
+        status: int,
+        count: int = 1,
+        retry_after: float | None = None,
+        method_or_path: str | None = None,
+    ) -> None:
+        """Answer the next `count` matching requests with HTTP `status` instead of running them."""
+        if status < 400:
+            raise ValueError("a failure needs an error status")
+        with self._cond:
+            self._faults.extend([_Fault("fail", status, retry_after, method_or_path)] * count)
+
+    def drop_next(self, count: int = 1, method_or_path: str | None = None) -> None:
+        """Close the connection of the next `count` matching requests without an answer."""
+        with self._cond:
+            self._faults.extend([_Fault("drop", target=method_or_path)] * count)
+
+    def take_fault(self, method: str, path: str, params: dict[str, Any]) -> _Fault | None:
+        """The first pending fault for this request (recorded as a failed call), or None."""
+        with self._cond:
+            for i, fault in enumerate(self._faults):
+                if fault.matches(method, path):
+                    del self._faults[i]
+                    break
+            else:
+                return None
+            status = -1 if fault.kind == "drop" else fault.status
+            error = "dropped" if fault.kind == "drop" else f"http_{status}"
+            self.calls.append(Call(method, params, "", ok=False, error=error, status=status))
+            self._cond.notify_all()
+            return fault
 
     # -- dispatch ----------------------------------------------------------------------------
 
@@ -392,17 +453,49 @@ def _handler(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
             return
 
         def do_GET(self) -> None:
-            self._api(self._query())
+            params = self._query()
+            if not self._faulted(params):
+                self._api(params)
 
         def do_POST(self) -> None:
             params = self._query()
             params.update(self._body())
+            if self._faulted(params):
+                return
             path = urlsplit(self.path).path
             if path.startswith("/response/"):
                 status, text = fake.respond(path.removeprefix("/response/"), params)
                 self._send(status, text, "text/plain")
                 return
             self._api(params)
+
+        def _faulted(self, params: dict[str, Any]) -> bool:
+            """Apply a pending fault to this request; True when it was answered (or dropped)."""
+            path = urlsplit(self.path).path
+            method = path.removeprefix("/api/")
+            if path.startswith("/response/"):
+                method = "response_url:" + path.removeprefix("/response/")
+            fault = fake.take_fault(method, path, params)
+            if fault is None:
+                return False
+            if fault.kind == "drop":
+                self.close_connection = True
+                with contextlib.suppress(OSError):
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                return True
+            headers: dict[str, str] = {}
+            if fault.status == 429:
+                # Slack always says how long to wait, in whole seconds.
+                wait = 1.0 if fault.retry_after is None else fault.retry_after
+                headers["Retry-After"] = str(math.ceil(wait))
+                body = json.dumps({"ok": False, "error": "ratelimited"})
+                self._send(429, body, "application/json; charset=utf-8", headers)
+                return True
+            if fault.retry_after is not None:
+                headers["Retry-After"] = str(math.ceil(fault.retry_after))
+            page = f"<html><body><h1>{fault.status} Server Error</h1></body></html>"
+            self._send(fault.status, page, "text/html", headers)
+            return True
 
         def _api(self, params: dict[str, Any]) -> None:
             path = urlsplit(self.path).path
@@ -428,11 +521,19 @@ def _handler(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
                 return data if isinstance(data, dict) else {}
             return {k: v[-1] for k, v in parse_qs(raw.decode()).items()}
 
-        def _send(self, status: int, body: str, content_type: str) -> None:
+        def _send(
+            self,
+            status: int,
+            body: str,
+            content_type: str,
+            headers: dict[str, str] | None = None,
+        ) -> None:
             data = body.encode()
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(data)
 
