@@ -116,6 +116,9 @@ class Settings(BaseSettings):
     ] = None
     pinecone_index: Annotated[str, Field(validation_alias=_env("PINECONE_INDEX"))] = "codecite"
     pinecone_host: Annotated[str | None, Field(validation_alias=_env("PINECONE_HOST"))] = None
+    pinecone_timeout: Annotated[
+        float, Field(validation_alias=_env("CODECITE_PINECONE_TIMEOUT"), gt=0)
+    ] = 30.0
     slack_bot_token: Annotated[
         SecretStr | None, Field(validation_alias=_env("SLACK_BOT_TOKEN"))
     ] = None

@@ -353,6 +353,11 @@ class Core:
         except BotError as exc:
             self.runs.record(Run.failed(name, started, time.monotonic() - clock, trigger, exc))
             raise
+        except Exception:
+            # A bug, not bad input: status must still show that the run failed.
+            failure = BotError("The ingest failed unexpectedly; see the log.")
+            self.runs.record(Run.failed(name, started, time.monotonic() - clock, trigger, failure))
+            raise
         self.runs.record(Run.from_report(report, started, trigger))
         return report
 

@@ -46,11 +46,20 @@ def status_text(core: Core, scope: frozenset[str] | None) -> str:
     model = core.llm.model if core.llm is not None else "none (extractive answers)"
     embed = core.embedder.model if core.embedder is not None else "none (lexical search)"
     lines = [f"Model: {model}; embeddings: {embed}; index: {core.settings.index}"]
-    if not states:
+    indexed = {s.name for s in states}
+    pending = [
+        r.name
+        for r in core.config.repos
+        if r.name not in indexed and (scope is None or r.name in scope)
+    ]
+    if not states and not pending:
         lines.append("Nothing is indexed here yet.")
     for s in states:
         lines.append(f"• {s.freshness().describe()} — {s.files:,} files, {s.chunks:,} chunks")
         lines.extend(_run_lines(core, s.name))
+    for name in pending:  # configured, but no run has succeeded yet
+        lines.append(f"• {name}: not indexed yet")
+        lines.extend(_run_lines(core, name))
     return "\n".join(lines)
 
 

@@ -125,7 +125,11 @@ class PineconeIndex:
         """Build from the environment; no request is made until the index is used."""
         if settings.pinecone_api_key is None:
             raise ConfigError("CODECITE_INDEX=pinecone needs PINECONE_API_KEY.")
-        pc = Pinecone(api_key=settings.pinecone_api_key.get_secret_value(), source_tag="codecite")
+        pc = Pinecone(
+            api_key=settings.pinecone_api_key.get_secret_value(),
+            source_tag="codecite",
+            timeout=settings.pinecone_timeout,
+        )
         return cls(
             pc,
             settings.home / STATE_FILE,

@@ -5,9 +5,8 @@ once: a healthy one, one whose URL leads nowhere, and one full of binaries and
 an oversized file. Then one repository's ingest fails midway (its chunker
 refuses a file). Each time the others are indexed and answer exactly as
 before, and the failure is told where an operator looks: the run log,
-the scheduler's log and `codecite status`. Two gaps outside the adapters are
-pinned as strict xfails (a repository that never indexed is missing from
-`status`; an unexpected exception in an ingest leaves no failed run).
+the scheduler's log and `codecite status` (which lists configured repositories
+that never indexed, and records unexpected failures as failed runs).
 """
 
 from __future__ import annotations
@@ -214,11 +213,6 @@ def test_unreachable_and_heavy_repositories_do_not_hold_back_the_others(
         core.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bot/views.py status_text lists indexed repositories only: a configured repository "
-    "that never indexed (and its failed runs) is missing from `codecite status`",
-)
 def test_a_repository_that_never_indexed_shows_its_failure_in_status(
     three_repos: Settings, scheduled: Callable[[Core], Scheduled]
 ) -> None:
@@ -313,11 +307,6 @@ def test_an_ingest_failing_midway_leaves_the_other_repositories_alone(
         core.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Core.index_repo records a failed run only for BotError: an unexpected exception "
-    "(a parser bug) is logged by the scheduler but `status` still shows the last good run",
-)
 def test_a_crashing_ingest_is_recorded_for_status(
     two_repos: tuple[Settings, dict[str, GitRepo], dict[str, Path]],
     scheduled: Callable[[Core], Scheduled],
