@@ -1,4 +1,4 @@
-"""LocalIndex: the embedded index in one SQLite file (FTS5 BM25 + numpy vectors).
+"""LocalIndex: the embedded index in one SQLite file (in-memory BM25 + numpy vectors).
 
 Concurrency: every thread gets its own connection (WAL lets readers run beside
 a writer and see only committed transactions). Writes are serialised by a
@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import re
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -25,16 +24,15 @@ from typing import Any
 import numpy as np
 
 from bot.errors import StoreError
+from bot.index import bm25
 from bot.index import local_schema as schema
 from bot.index.base import FIELDS, ChangeSet, IndexStats
+from bot.index.lexical import EngineCache, Weights, query_hashes
 from bot.index.vectors import VectorCache, vector_generation
 from bot.models import Chunk, FileEntry, FileHit, Hit, RepoState
 
 log = logging.getLogger(__name__)
 
-MAX_TERMS = 128  # an OR of more terms only slows the query down
-MAX_TERM_CHARS = 256
-_HAS_WORD = re.compile(r"\w")
 _DAMAGED = "The index file is damaged or is not a codecite index; delete it and reindex."
 _BUSY = "The index is busy with another update; please try again shortly."
 
@@ -59,10 +57,10 @@ def _translated() -> Iterator[None]:
         raise StoreError(detail=f"{type(exc).__name__}: {exc}") from exc
 
 
-def _weight(name: str, value: float) -> str:
+def _weight(name: str, value: float) -> float:
     if not math.isfinite(value) or value < 0:
         raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    return repr(float(value))
+    return float(value)
 
 
 class LocalIndex:
@@ -84,13 +82,12 @@ class LocalIndex:
         self._busy_timeout = busy_timeout
         weights = (path_weight, symbol_weight, header_weight, body_weight)
         names = [f"{f}_weight" for f in FIELDS]
-        self._chunk_rank = "bm25(chunks_fts, {})".format(
-            ", ".join(_weight(n, w) for n, w in zip(names, weights, strict=True))
-        )
-        self._file_rank = "bm25(files_fts, {}, {})".format(
+        self._chunk_weights = tuple(_weight(n, w) for n, w in zip(names, weights, strict=True))
+        file_weights = (
             _weight("file_path_weight", file_path_weight),
             _weight("file_body_weight", file_body_weight),
         )
+        self._lexical = EngineCache(Weights(self._chunk_weights, file_weights))
         self._local = threading.local()
         self._conns: dict[threading.Thread, sqlite3.Connection] = {}
         self._conns_lock = threading.Lock()
@@ -219,37 +216,37 @@ class LocalIndex:
         fields: Sequence[str] | None = None,
     ) -> list[Hit]:
         _check_fields(fields)
-        expr = match_expression(terms, fields)
-        if expr is None or _empty(repos, k) or (fields is not None and not fields):
+        if _empty(repos, k) or (fields is not None and not fields):
             return []
-        # Rank rowids first (narrow rows sort fast), then fetch the k winners. CROSS JOIN
-        # keeps FTS5 the outer loop; the covering index answers each match's repo.
-        scope, args = _scope_clause("+s.repo", repos)
-        rows = self._query(
-            f"WITH top AS (SELECT chunks_fts.rowid AS rid, -{self._chunk_rank} AS score"
-            " FROM chunks_fts CROSS JOIN chunks s INDEXED BY chunks_scope"
-            f" ON s.rid = chunks_fts.rowid WHERE chunks_fts MATCH ? {scope}"
-            " ORDER BY score DESC, rid LIMIT ?)"
-            f" SELECT {schema.CHUNK_COLUMNS}, top.score FROM top CROSS JOIN chunks c"
-            " ON c.rid = top.rid ORDER BY top.score DESC, top.rid",
-            (expr, *args, k),
-        )
-        return [Hit(_chunk(row[:-1]), float(row[-1])) for row in rows]
+        hashes = query_hashes(terms)
+        if hashes.size == 0:
+            return []
+        chosen = None
+        if fields is not None and set(fields) != set(FIELDS):
+            chosen = [
+                w if f in fields else 0.0 for f, w in zip(FIELDS, self._chunk_weights, strict=True)
+            ]
+        with self._read() as conn:  # one snapshot: the engine's rowids are the rows fetched
+            engine = self._lexical.get(conn)
+            best = bm25.search(engine.chunks, repos, hashes, k, chosen)
+            chunks = _chunks_by_rowid(conn, [rid for rid, _ in best])
+        return [Hit(chunks[rid], score) for rid, score in best if rid in chunks]
 
     def files_lexical(
         self, terms: Sequence[str], *, repos: frozenset[str] | None, k: int
     ) -> list[FileHit]:
-        expr = match_expression(terms)
-        if expr is None or _empty(repos, k):
+        hashes = query_hashes(terms)
+        if hashes.size == 0 or _empty(repos, k):
             return []
-        scope, args = _scope_clause("+f.repo", repos)
-        rows = self._query(
-            f"SELECT f.repo, f.path, -{self._file_rank} AS score"
-            " FROM files_fts CROSS JOIN files f INDEXED BY files_scope ON f.fid = files_fts.rowid"
-            f" WHERE files_fts MATCH ? {scope} ORDER BY score DESC, f.fid LIMIT ?",
-            (expr, *args, k),
-        )
-        return [FileHit(repo, path, float(score)) for repo, path, score in rows]
+        with self._read() as conn:
+            engine = self._lexical.get(conn)
+            best = bm25.search(engine.files, repos, hashes, k)
+            rows = conn.execute(
+                "SELECT fid, repo, path FROM files WHERE fid IN (SELECT value FROM json_each(?))",
+                (json.dumps([fid for fid, _ in best]),),
+            ).fetchall()
+        where = {fid: (repo, path) for fid, repo, path in rows}
+        return [FileHit(*where[fid], score) for fid, score in best if fid in where]
 
     def dense(self, vector: Sequence[float], *, repos: frozenset[str] | None, k: int) -> list[Hit]:
         query = np.asarray(vector, dtype=np.float32)
@@ -310,6 +307,7 @@ class LocalIndex:
             conn.close()
         self._local = threading.local()
         self._vectors.clear()
+        self._lexical.clear()
 
     def __enter__(self) -> LocalIndex:
         return self
@@ -326,12 +324,6 @@ class LocalIndex:
 def _empty(repos: frozenset[str] | None, k: int) -> bool:
     """True when the answer is [] whatever is stored: no results wanted or nothing in scope."""
     return k <= 0 or (repos is not None and not repos)
-
-
-def _scope_clause(column: str, repos: frozenset[str] | None) -> tuple[str, tuple[object, ...]]:
-    if repos is None:
-        return "", ()
-    return f"AND {column} IN (SELECT value FROM json_each(?))", (json.dumps(sorted(repos)),)
 
 
 def _chunk(row: Sequence[Any]) -> Chunk:
@@ -354,28 +346,6 @@ def _repo_state(row: Sequence[Any]) -> RepoState:
     name, source, branch, commit, indexed_at, web_url, files, chunks = row
     at = datetime.fromisoformat(indexed_at).astimezone(UTC)
     return RepoState(name, source, branch, commit, at, web_url, files, chunks)
-
-
-def match_expression(terms: Sequence[str], fields: Sequence[str] | None = None) -> str | None:
-    """An FTS5 query: every usable term as a quoted string, OR-ed; None if none is usable.
-
-    Quoting makes every character literal to FTS5, so operators (`AND`, `NEAR(`,
-    `*`, `-`, `col:`) in user text are searched for, never interpreted.
-    """
-    quoted: dict[str, None] = {}
-    for term in terms:
-        # Lone surrogates cannot be sent to SQLite as UTF-8; NUL would end the string.
-        cleaned = term.encode("utf-8", "replace").decode("utf-8").replace("\x00", " ").strip()
-        if not cleaned or len(cleaned) > MAX_TERM_CHARS or not _HAS_WORD.search(cleaned):
-            continue
-        quoted.setdefault('"' + cleaned.lower().replace('"', '""') + '"', None)
-        if len(quoted) == MAX_TERMS:
-            log.debug("query cut to its first %d terms", MAX_TERMS)
-            break
-    if not quoted:
-        return None
-    expr = " OR ".join(quoted)
-    return expr if fields is None else "{" + " ".join(dict.fromkeys(fields)) + "} : (" + expr + ")"
 
 
 def _check_fields(fields: Sequence[str] | None) -> None:

@@ -1,14 +1,14 @@
 """LocalIndex's SQLite file: schema, connection set-up, and the writes of a change set.
 
-Both FTS5 tables are contentless (`content=''`): their own copy of the tokens
-would be the largest thing in the file. SQLite 3.40 deletes a contentless row
-only when given the exact values it was indexed with, so each chunk and file
-row keeps its FTS values zlib-compressed (`fts` column) and a delete replays
-them. That stays exact even if the tokenizer changes between versions.
+Lexical search needs no index inside SQLite: each chunk and file row stores its
+term counts (`terms`, see `bot.index.termcounts`) and the BM25 engine in memory
+(`bot.index.bm25`) is built from them. A write that changes a repository's
+chunks or files stamps it (`bot.index.lexical.touch`) so readers rebuild just
+that repository's segments.
 
 Every write below runs inside the caller's `BEGIN IMMEDIATE` transaction and
-keeps chunks, chunks_fts and vectors (files and files_fts) in step; vector
-rows themselves are written by `bot.index.vectors`.
+keeps chunks, vectors and files in step; vector rows themselves are written by
+`bot.index.vectors`.
 """
 
 from __future__ import annotations
@@ -16,27 +16,26 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC
 from pathlib import Path
 
 from bot.errors import StoreError
-from bot.index.base import FIELDS, ChangeSet
-from bot.index.tokens import code_tokens, join, path_tokens
+from bot.index import lexical
+from bot.index.base import ChangeSet
+from bot.index.local_migrate import migrate
+from bot.index.termcounts import chunks_terms, file_terms
 from bot.index.vectors import bump_vector_generation, store_vectors
 from bot.models import Chunk, FileDoc, RepoState
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 APPLICATION_ID = 0x63636974  # "ccit": marks the file as a codecite index
-FILE_FIELDS = ("path", "body")
-_TOKENIZER = "unicode61 tokenchars '_'"
-_SEP = "\x1f"  # never produced by the tokenizer
 _NOT_OURS = "The index file belongs to another program; choose another path."
 
-_DDL = f"""
+_DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE repos (
     name TEXT PRIMARY KEY, source TEXT NOT NULL, branch TEXT NOT NULL,
@@ -45,26 +44,21 @@ CREATE TABLE repos (
 ) WITHOUT ROWID;
 CREATE TABLE files (
     fid INTEGER PRIMARY KEY, repo TEXT NOT NULL, path TEXT NOT NULL, blob TEXT NOT NULL,
-    language TEXT NOT NULL, chunk_ids TEXT NOT NULL, fts BLOB NOT NULL, UNIQUE (repo, path)
+    language TEXT NOT NULL, chunk_ids TEXT NOT NULL, terms BLOB NOT NULL DEFAULT x'',
+    UNIQUE (repo, path)
 );
 CREATE TABLE chunks (
     rid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, repo TEXT NOT NULL, path TEXT NOT NULL,
     language TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
     kind TEXT NOT NULL, symbol TEXT NOT NULL, header TEXT NOT NULL, text TEXT NOT NULL,
-    commit_sha TEXT NOT NULL, fts BLOB NOT NULL
+    commit_sha TEXT NOT NULL, terms BLOB NOT NULL DEFAULT x''
 );
 CREATE INDEX chunks_by_file ON chunks (repo, path, start_line);
-CREATE INDEX chunks_scope ON chunks (rid, repo);
-CREATE INDEX files_scope ON files (fid, repo, path);
 CREATE TABLE vectors (rid INTEGER PRIMARY KEY, dim INTEGER NOT NULL, data BLOB NOT NULL);
 CREATE INDEX vectors_by_dim ON vectors (dim);
-CREATE VIRTUAL TABLE chunks_fts USING fts5(
-    {", ".join(FIELDS)}, content='', tokenize="{_TOKENIZER}"
-);
-CREATE VIRTUAL TABLE files_fts USING fts5(
-    {", ".join(FILE_FIELDS)}, content='', tokenize="{_TOKENIZER}"
-);
+CREATE TABLE lexical_segments (repo TEXT PRIMARY KEY, generation INTEGER NOT NULL) WITHOUT ROWID;
 INSERT INTO meta (key, value) VALUES ('vector_generation', '0');
+INSERT INTO meta (key, value) VALUES ('lexical_generation', '0');
 """
 
 # Columns that rebuild a Chunk, in constructor order (alias `c` for chunks).
@@ -94,7 +88,7 @@ def connect(path: Path, *, busy_timeout: float) -> sqlite3.Connection:
 
 
 def prepare(conn: sqlite3.Connection) -> None:
-    """Switch to WAL and create or check the schema (safe when processes race to do it)."""
+    """Switch to WAL and create, migrate or check the schema (safe when processes race)."""
     mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
     if str(mode).lower() != "wal":
         log.warning("SQLite refused WAL mode (got %s); readers will wait for writers", mode)
@@ -131,78 +125,34 @@ def _check_or_create(conn: sqlite3.Connection) -> None:
     if version > SCHEMA_VERSION:
         raise StoreError("The index was written by a newer codecite; upgrade codecite to read it.")
     if version < SCHEMA_VERSION:
-        raise StoreError("The index format is outdated; delete the index file and reindex.")
-
-
-# -- FTS values ------------------------------------------------------------------
-
-
-def chunk_fts_values(chunk: Chunk) -> tuple[str, ...]:
-    """The four FTS columns of a chunk, in FIELDS order."""
-    return (
-        join(path_tokens(chunk.path)),
-        join(code_tokens(chunk.symbol)),
-        join(code_tokens(chunk.header)),
-        join(code_tokens(chunk.text)),
-    )
-
-
-def file_fts_values(doc: FileDoc) -> tuple[str, ...]:
-    return (join(path_tokens(doc.path)), join(code_tokens(doc.text)))
-
-
-def pack(values: Sequence[str]) -> bytes:
-    return zlib.compress(_SEP.join(values).encode("utf-8"), 1)
-
-
-def unpack(blob: bytes, width: int) -> tuple[str, ...]:
-    values = tuple(zlib.decompress(blob).decode("utf-8").split(_SEP))
-    if len(values) != width:
-        raise StoreError(detail=f"stored FTS values have {len(values)} fields, not {width}")
-    return values
+        migrate(conn, version)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
 # -- row operations ----------------------------------------------------------------
 
-_CHUNK_FTS_INSERT = f"INSERT INTO chunks_fts (rowid, {', '.join(FIELDS)}) VALUES (?, ?, ?, ?, ?)"
-_CHUNK_FTS_DELETE = (
-    f"INSERT INTO chunks_fts (chunks_fts, rowid, {', '.join(FIELDS)})"
-    " VALUES ('delete', ?, ?, ?, ?, ?)"
-)
-_FILE_FTS_INSERT = "INSERT INTO files_fts (rowid, path, body) VALUES (?, ?, ?)"
-_FILE_FTS_DELETE = "INSERT INTO files_fts (files_fts, rowid, path, body) VALUES ('delete', ?, ?, ?)"
 _CHUNK_INSERT = (
     "INSERT INTO chunks (rid, id, repo, path, language, start_line, end_line, kind, symbol,"
-    " header, text, commit_sha, fts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " header, text, commit_sha, terms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
-def delete_chunk_rows(conn: sqlite3.Connection, rows: Iterable[tuple[int, bytes]]) -> int:
-    """Delete chunks given (rowid, packed FTS values); returns how many vectors went too."""
-    rows = list(rows)
-    width = len(FIELDS)
-    conn.executemany(_CHUNK_FTS_DELETE, ((rid, *unpack(fts, width)) for rid, fts in rows))
+def delete_chunk_rows(conn: sqlite3.Connection, rids: Sequence[int]) -> int:
+    """Delete chunks (and their vectors) by rowid; returns how many vectors went."""
     before = conn.total_changes
-    conn.executemany("DELETE FROM vectors WHERE rid = ?", ((rid,) for rid, _ in rows))
+    conn.executemany("DELETE FROM vectors WHERE rid = ?", ((rid,) for rid in rids))
     vectors = conn.total_changes - before
-    conn.executemany("DELETE FROM chunks WHERE rid = ?", ((rid,) for rid, _ in rows))
+    conn.executemany("DELETE FROM chunks WHERE rid = ?", ((rid,) for rid in rids))
     return vectors
 
 
-def delete_file_rows(conn: sqlite3.Connection, rows: Iterable[tuple[int, bytes]]) -> None:
-    """Delete files given (fid, packed FTS values)."""
-    rows = list(rows)
-    width = len(FILE_FIELDS)
-    conn.executemany(_FILE_FTS_DELETE, ((fid, *unpack(fts, width)) for fid, fts in rows))
-    conn.executemany("DELETE FROM files WHERE fid = ?", ((fid,) for fid, _ in rows))
-
-
 def delete_repo(conn: sqlite3.Connection, repo: str) -> None:
-    """Every row of one repository: chunks, vectors, files, their FTS rows and its state."""
-    chunk_rows = conn.execute("SELECT rid, fts FROM chunks WHERE repo = ?", (repo,)).fetchall()
-    vectors = delete_chunk_rows(conn, chunk_rows)
-    delete_file_rows(conn, _rows(conn, "files", repo, "repo", [repo]))
+    """Every row of one repository: chunks, vectors, files and its state."""
+    rids = [r[0] for r in conn.execute("SELECT rid FROM chunks WHERE repo = ?", (repo,))]
+    vectors = delete_chunk_rows(conn, rids)
+    conn.execute("DELETE FROM files WHERE repo = ?", (repo,))
     conn.execute("DELETE FROM repos WHERE name = ?", (repo,))
+    lexical.forget(conn, repo)
     if vectors:
         bump_vector_generation(conn)
 
@@ -219,14 +169,18 @@ def write_change(conn: sqlite3.Connection, change: ChangeSet) -> None:
     """Deletes first, then upserts (an id in both ends up present), then files and state."""
     _check_change(change)
     repo = change.repo
-    vectors_changed = 0
-    vectors_changed += delete_chunk_rows(conn, _rows(conn, "chunks", repo, "id", change.deletes))
-    vectors_changed += _drop_paths(conn, repo, change.removed_paths)
-    rids, dropped = _upsert_chunks(conn, repo, change.upserts)
-    vectors_changed += dropped
-    vectors_changed += store_vectors(conn, repo, rids, change.vectors)
-    _put_files(conn, repo, change.files)
+    gone = _rowids(conn, "chunks", repo, "id", change.deletes)
+    gone += _rowids(conn, "chunks", repo, "path", change.removed_paths)
+    vectors_changed = delete_chunk_rows(conn, gone)
+    files_gone = _rowids(conn, "files", repo, "path", change.removed_paths)
+    conn.executemany("DELETE FROM files WHERE fid = ?", ((fid,) for fid in files_gone))
+    upserted = _upsert_chunks(conn, repo, change.upserts)
+    vectors_changed += upserted.vectors_dropped
+    vectors_changed += store_vectors(conn, repo, upserted.rids, change.vectors)
+    files_changed = _put_files(conn, repo, change.files, upserted.terms)
     _put_state(conn, change.state)
+    if gone or files_gone or upserted.terms or files_changed:
+        lexical.touch(conn, repo)
     if vectors_changed:
         bump_vector_generation(conn)
 
@@ -239,44 +193,44 @@ def _check_change(change: ChangeSet) -> None:
         raise StoreError(detail=f"change set for {change.repo!r} holds chunks of {sorted(strays)}")
 
 
-def _rows(
+def _rowids(
     conn: sqlite3.Connection, table: str, repo: str, column: str, keys: Sequence[str]
-) -> list[tuple[int, bytes]]:
-    """(rowid, fts) of the rows of `repo` whose `column` is one of `keys`."""
+) -> list[int]:
+    """Rowids of the rows of `repo` whose `column` is one of `keys`."""
     if not keys:
         return []
     rowid = "rid" if table == "chunks" else "fid"
-    return conn.execute(
-        f"SELECT {rowid}, fts FROM {table} WHERE repo = ? AND {column} {_IN_JSON}",
+    rows = conn.execute(
+        f"SELECT {rowid} FROM {table} WHERE repo = ? AND {column} {_IN_JSON}",
         (repo, json.dumps(list(keys))),
-    ).fetchall()
+    )
+    return [row[0] for row in rows]
 
 
-def _drop_paths(conn: sqlite3.Connection, repo: str, paths: Sequence[str]) -> int:
-    vectors = delete_chunk_rows(conn, _rows(conn, "chunks", repo, "path", paths))
-    delete_file_rows(conn, _rows(conn, "files", repo, "path", paths))
-    return vectors
+@dataclass(frozen=True, slots=True)
+class _Upserted:
+    rids: dict[str, int]  # chunk id -> rowid, for every upserted chunk
+    terms: dict[str, bytes]  # chunk id -> term counts, for the rows written anew
+    vectors_dropped: int
 
 
-def _upsert_chunks(
-    conn: sqlite3.Connection, repo: str, chunks: Sequence[Chunk]
-) -> tuple[dict[str, int], int]:
-    """Insert new chunks, refresh metadata of known ones; returns id -> rowid and vectors lost."""
+def _upsert_chunks(conn: sqlite3.Connection, repo: str, chunks: Sequence[Chunk]) -> _Upserted:
+    """Insert new chunks, refresh metadata of known ones."""
     latest = {c.id: c for c in chunks}
     existing = conn.execute(
-        f"SELECT id, rid, repo, path, symbol, header, text, fts FROM chunks WHERE id {_IN_JSON}",
+        f"SELECT id, rid, repo, path, symbol, header, text FROM chunks WHERE id {_IN_JSON}",
         (json.dumps(list(latest)),),
     ).fetchall()
     rids: dict[str, int] = {}
-    stale: list[tuple[int, bytes]] = []
-    for cid, rid, old_repo, path, symbol, header, text, fts in existing:
+    stale: list[int] = []
+    for cid, rid, old_repo, path, symbol, header, text in existing:
         if old_repo != repo:
             raise StoreError(detail=f"chunk id {cid!r} already belongs to repository {old_repo!r}")
         chunk = latest[cid]
         if (path, symbol, header, text) == (chunk.path, chunk.symbol, chunk.header, chunk.text):
             rids[cid] = rid
         else:
-            stale.append((rid, fts))  # same id, other content: replace the row entirely
+            stale.append(rid)  # same id, other content: replace the row entirely
     dropped = delete_chunk_rows(conn, stale)
     conn.executemany(
         "UPDATE chunks SET language = ?, start_line = ?, end_line = ?, kind = ?, commit_sha = ?"
@@ -288,15 +242,13 @@ def _upsert_chunks(
     )
     fresh = [(cid, c) for cid, c in latest.items() if cid not in rids]
     first = _next_rowid(conn, "chunks", "rid")
-    rows, fts_rows = [], []
+    terms = dict(zip([cid for cid, _ in fresh], chunks_terms(c for _, c in fresh), strict=True))
+    rows = []
     for rid, (cid, chunk) in enumerate(fresh, start=first):
-        values = chunk_fts_values(chunk)
-        rows.append((rid, cid, *_chunk_fields(chunk), pack(values)))
-        fts_rows.append((rid, *values))
+        rows.append((rid, cid, *_chunk_fields(chunk), terms[cid]))
         rids[cid] = rid
     conn.executemany(_CHUNK_INSERT, rows)
-    conn.executemany(_CHUNK_FTS_INSERT, fts_rows)
-    return rids, dropped
+    return _Upserted(rids, terms, dropped)
 
 
 def _chunk_fields(c: Chunk) -> tuple[object, ...]:
@@ -304,38 +256,61 @@ def _chunk_fields(c: Chunk) -> tuple[object, ...]:
     return tuple(getattr(c, name) for name in _CHUNK_ATTRS)
 
 
-def _put_files(conn: sqlite3.Connection, repo: str, docs: Sequence[FileDoc]) -> None:
+def chunk_blobs(
+    conn: sqlite3.Connection, repo: str, ids: Sequence[str], known: Mapping[str, bytes]
+) -> dict[str, bytes]:
+    """Term counts of the chunks `ids` of `repo`: from `known`, else as stored."""
+    found = {cid: known[cid] for cid in ids if cid in known}
+    missing = [cid for cid in ids if cid not in known]
+    if missing:
+        found.update(
+            conn.execute(
+                f"SELECT id, terms FROM chunks WHERE repo = ? AND id {_IN_JSON}",
+                (repo, json.dumps(missing)),
+            ).fetchall()
+        )
+    return found
+
+
+def _put_files(
+    conn: sqlite3.Connection, repo: str, docs: Sequence[FileDoc], known: Mapping[str, bytes]
+) -> bool:
+    """Insert or update file rows; True if any file's term counts changed."""
     latest = {d.path: d for d in docs}
     existing = {
-        path: (fid, fts)
-        for fid, path, fts in conn.execute(
-            f"SELECT fid, path, fts FROM files WHERE repo = ? AND path {_IN_JSON}",
+        path: (fid, blob, ids, terms)
+        for fid, path, blob, ids, terms in conn.execute(
+            "SELECT fid, path, blob, chunk_ids, terms FROM files"
+            f" WHERE repo = ? AND path {_IN_JSON}",
             (repo, json.dumps(list(latest))),
         )
     }
+    wanted = {cid for d in latest.values() for cid in d.chunk_ids}
+    blobs = chunk_blobs(conn, repo, sorted(wanted), known)
     fid = _next_rowid(conn, "files", "fid")
+    changed = False
     for doc in latest.values():
-        values = file_fts_values(doc)
-        packed = pack(values)
         ids = json.dumps(list(doc.chunk_ids))
         old = existing.get(doc.path)
+        if old is not None and (old[1], old[2]) == (doc.blob, ids):
+            terms = old[3]  # same content, same chunks: same counts
+        else:
+            terms = file_terms(doc.path, (blobs[c] for c in doc.chunk_ids if c in blobs))
         if old is None:
             conn.execute(
-                "INSERT INTO files (fid, repo, path, blob, language, chunk_ids, fts)"
+                "INSERT INTO files (fid, repo, path, blob, language, chunk_ids, terms)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (fid, repo, doc.path, doc.blob, doc.language, ids, packed),
+                (fid, repo, doc.path, doc.blob, doc.language, ids, terms),
             )
-            conn.execute(_FILE_FTS_INSERT, (fid, *values))
             fid += 1
+            changed = True
             continue
-        old_fid, old_fts = old
-        if old_fts != packed:  # unchanged text keeps its FTS row untouched
-            conn.execute(_FILE_FTS_DELETE, (old_fid, *unpack(old_fts, len(FILE_FIELDS))))
-            conn.execute(_FILE_FTS_INSERT, (old_fid, *values))
+        changed = changed or terms != old[3]
         conn.execute(
-            "UPDATE files SET blob = ?, language = ?, chunk_ids = ?, fts = ? WHERE fid = ?",
-            (doc.blob, doc.language, ids, packed, old_fid),
+            "UPDATE files SET blob = ?, language = ?, chunk_ids = ?, terms = ? WHERE fid = ?",
+            (doc.blob, doc.language, ids, terms, old[0]),
         )
+    return changed
 
 
 def _put_state(conn: sqlite3.Connection, state: RepoState) -> None:

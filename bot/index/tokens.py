@@ -2,9 +2,8 @@
 
 An identifier is kept whole (lower-cased) and also split at snake_case and
 camelCase boundaries, so `registerHook`, `register_hook` and "register hook"
-meet. Parts get a light plural stem ("hooks" -> "hook"). Tokens are plain
-lower-case words joined by spaces, ready for SQLite FTS5's unicode61 tokenizer
-with `_` as a token character.
+meet. Parts are stemmed (`stem`): plural, -ing and -ed forms fold together.
+Documents and questions go through the same functions, so they always agree.
 """
 
 from __future__ import annotations

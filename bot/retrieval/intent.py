@@ -52,6 +52,7 @@ TEST_PRIOR = 0.55
 DOC_PRIOR = 0.7
 EXAMPLE_PRIOR = 0.75
 CONFIG_PRIOR = 0.8
+CODE_QUESTION_PRIOR = 0.5  # prose and config files rarely answer a question that carries code
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,14 +91,15 @@ def file_kind(path: str) -> str:
     return "code"
 
 
-def prior(path: str, intent: Intent) -> float:
+def prior(path: str, intent: Intent, *, code_question: bool = False) -> float:
+    """A multiplier for a file of `path`'s kind; questions that carry code want code most."""
     kind = file_kind(path)
     if kind == "test":
         return 1.0 if intent.tests else TEST_PRIOR
     if kind == "doc":
-        return 1.0 if intent.docs else DOC_PRIOR
+        return 1.0 if intent.docs else (CODE_QUESTION_PRIOR if code_question else DOC_PRIOR)
     if kind == "example":
         return 1.0 if intent.examples else EXAMPLE_PRIOR
     if kind == "config":
-        return 1.0 if intent.config else CONFIG_PRIOR
+        return 1.0 if intent.config else (CODE_QUESTION_PRIOR if code_question else CONFIG_PRIOR)
     return 1.0

@@ -23,6 +23,16 @@ _PATH = re.compile(
 _DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\(\))?")
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\(\)")
 _IDENT = re.compile(r"\b([A-Za-z_]\w*)\b")
+_URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+")
+_ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf)\.", re.IGNORECASE)
+# Words of the languages themselves: in pasted code they name nothing in the repository.
+KEYWORDS = frozenset(
+    """and as assert async await break case catch class const continue def del elif else enum
+    except export extends false final finally for from func function global if impl import in
+    interface is lambda let match mut new nil none nonlocal not null or package pass private
+    protected pub public raise return self static struct super switch this throw throws true try
+    type typeof use var void while with yield""".split()
+)
 
 
 def looks_like_identifier(word: str) -> bool:
@@ -63,7 +73,7 @@ class QueryAnalysis:
 def analyze(text: str) -> QueryAnalysis:
     code_parts = [m.group(1) for m in _CODE_BLOCK.finditer(text)]
     code_parts += [m.group(1) for m in _INLINE_CODE.finditer(text)]
-    prose = _CODE_BLOCK.sub(" ", text)
+    prose = _ABBREVIATIONS.sub(" ", _URL.sub(" ", _CODE_BLOCK.sub(" ", text)))
 
     symbols: dict[str, None] = {}
     paths: dict[str, None] = {}
@@ -89,8 +99,9 @@ def analyze(text: str) -> QueryAnalysis:
     for span in code_parts:
         short = len(span) < 60  # an inline `name` is a symbol even without a capital or `_`
         for m in _IDENT.finditer(span):
-            if short or looks_like_identifier(m.group(1)):
-                symbols.setdefault(m.group(1), None)
+            word = m.group(1)
+            if word.lower() not in KEYWORDS and (short or looks_like_identifier(word)):
+                symbols.setdefault(word, None)
     for m in _IDENT.finditer(prose):
         if looks_like_identifier(m.group(1)):
             symbols.setdefault(m.group(1), None)

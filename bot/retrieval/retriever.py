@@ -32,6 +32,8 @@ DENSE_K = 100
 FILE_K = 100
 EXACT_WEIGHT = 1.5  # identifiers and paths in a question outrank plain words
 PATH_MENTION_BOOST = 1.0  # a file the question names is as good as the best file
+MAX_DEFINITION_BOOSTS = 3  # boost files defining a named symbol only when few are named
+SUPPORT_WEIGHTS = (0.5, 0.25)  # a file's 2nd and 3rd best chunks back its best one
 HYDE_WEIGHT = 0.7  # the hypothetical code helps, but the question itself leads
 HYDE_TERMS = 60
 
@@ -129,7 +131,7 @@ class Retriever:
             tokens += hypo_tokens
         usage = usage + Usage(embedding_tokens=tokens)
         files = self._index.files_lexical(terms, repos=repos, k=FILE_K) if terms else []
-        return self._blend(_fuse(ranked_lists), files, q.paths, intent_of(q.text)), usage
+        return self._blend(_fuse(ranked_lists), files, q, intent_of(q.text)), usage
 
     def _hybrid(
         self, text: str, terms: list[str], repos: frozenset[str] | None
@@ -160,38 +162,36 @@ class Retriever:
         return hits, self._embedder.tokens_used - before
 
     def _blend(
-        self,
-        fused: list[Hit],
-        files: Sequence[FileHit],
-        mentioned: Sequence[str],
-        intent: Intent,
+        self, fused: list[Hit], files: Sequence[FileHit], q: QueryAnalysis, intent: Intent
     ) -> list[Hit]:
-        """Chunk score blended with its file's score, times the file kind's prior."""
+        """Each chunk's score: its own evidence, backed by its file's next-best chunks, plus the
+        file's whole-file relevance, all times the file kind's prior.
+
+        A file the question names, or one defining a symbol it names (when it names
+        few), counts as the best file.
+        """
         if not fused:
             return []
         file_score = {(f.repo, f.path): 1.0 / (RRF_K + rank) for rank, f in enumerate(files)}
         top_file = max(file_score.values(), default=1.0)
-        for key in file_score:
-            if _mentioned(key[1], mentioned):
-                file_score[key] = top_file * (1 + PATH_MENTION_BOOST)
+        named = {s.rsplit(".", 1)[-1] for s in q.symbols}
+        if len(named) > MAX_DEFINITION_BOOSTS:
+            named = set()  # a long issue names many things: no single definition stands out
         for hit in fused:
             key = (hit.chunk.repo, hit.chunk.path)
-            if key not in file_score and _mentioned(hit.chunk.path, mentioned):
+            if _mentioned(hit.chunk.path, q.paths) or _defines(hit.chunk.symbol, named):
                 file_score[key] = top_file * (1 + PATH_MENTION_BOOST)
         top_file = max(file_score.values(), default=1.0)
         top_chunk = fused[0].score
         w = self._file_weight
-        blended = [
-            Hit(
-                h.chunk,
-                (
-                    (1 - w) * h.score / top_chunk
-                    + w * file_score.get((h.chunk.repo, h.chunk.path), 0.0) / top_file
-                )
-                * prior(h.chunk.path, intent),
-            )
-            for h in fused
-        ]
+        own = [(1 - w) * h.score / top_chunk for h in fused]
+        support = _file_support(fused, own)
+        blended = []
+        for h, mine, backing in zip(fused, own, support, strict=True):
+            key = (h.chunk.repo, h.chunk.path)
+            whole_file = w * file_score.get(key, 0.0) / top_file
+            factor = prior(h.chunk.path, intent, code_question=q.is_code_question)
+            blended.append(Hit(h.chunk, (mine + backing + whole_file) * factor))
         blended.sort(key=lambda h: h.score, reverse=True)
         return blended
 
@@ -224,6 +224,30 @@ def _fuse(ranked_lists: Sequence[tuple[float, list[Hit]]]) -> list[Hit]:
             chunks.setdefault(cid, hit.chunk)
     order = sorted(scores, key=scores.__getitem__, reverse=True)
     return [Hit(chunks[cid], scores[cid]) for cid in order]
+
+
+def _file_support(hits: Sequence[Hit], own: Sequence[float]) -> list[float]:
+    """Per chunk: half its file's next-best chunk score and a quarter of the one after.
+
+    A file with several good chunks is likelier the answer than one lucky chunk.
+    Only chunk-level evidence counts here: the whole-file score is added once.
+    """
+    by_file: dict[tuple[str, str], list[float]] = {}
+    for hit, score in zip(hits, own, strict=True):  # best first: each list descends
+        by_file.setdefault((hit.chunk.repo, hit.chunk.path), []).append(score)
+    backing = []
+    for hit, score in zip(hits, own, strict=True):
+        others = list(by_file[(hit.chunk.repo, hit.chunk.path)])
+        others.remove(score)
+        backing.append(sum(w * s for w, s in zip(SUPPORT_WEIGHTS, others, strict=False)))
+    return backing
+
+
+def _defines(symbol: str, names: set[str]) -> bool:
+    """Whether a chunk defines one of `names` (its own or a merged neighbour's last segment)."""
+    if not symbol or not names:
+        return False
+    return any(part.strip().rsplit(".", 1)[-1] in names for part in symbol.split(","))
 
 
 def _mentioned(path: str, mentioned: Sequence[str]) -> bool:

@@ -17,7 +17,9 @@ import pytest
 from bot.errors import StoreError
 from bot.index import local_schema
 from bot.index.base import ChangeSet
-from bot.index.local import LocalIndex, match_expression, prefix_upper_bound
+from bot.index.lexical import MAX_TERMS, query_hashes
+from bot.index.local import LocalIndex, prefix_upper_bound
+from bot.index.termcounts import term_hash
 from bot.index.tokens import query_terms
 from bot.models import Chunk
 from tests.index.contract import (
@@ -66,18 +68,23 @@ def many_chunks(repo: str, n: int, *, files: int = 10, word: str = "shared") -> 
     ]
 
 
-def fts_rows(idx: LocalIndex) -> tuple[int, int]:
-    """Documents held by chunks_fts and files_fts, checked for internal consistency."""
+def lexical_docs(idx: LocalIndex) -> tuple[int, int]:
+    """Chunk and file documents in the BM25 engine, checked against the rows on disk."""
+    idx.lexical(["probe"], repos=None, k=1)  # brings the engine up to date
+    engine = idx._lexical._engine
+    assert engine is not None
+    chunks = sum(seg.size for seg in engine.chunks.values())
+    files = sum(seg.size for seg in engine.files.values())
     conn = sqlite3.connect(idx.path)
     try:
-        conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('integrity-check')")
-        conn.execute("INSERT INTO files_fts (files_fts) VALUES ('integrity-check')")
-        chunks = conn.execute("SELECT count(*) FROM chunks_fts_docsize").fetchone()[0]
-        files = conn.execute("SELECT count(*) FROM files_fts_docsize").fetchone()[0]
-        conn.commit()
-        return chunks, files
+        rows = conn.execute(
+            "SELECT (SELECT count(*) FROM chunks WHERE length(terms) > 0),"
+            " (SELECT count(*) FROM files WHERE length(terms) > 0)"
+        ).fetchone()
     finally:
         conn.close()
+    assert rows == (chunks, files)
+    return chunks, files
 
 
 def snapshot(idx: LocalIndex) -> tuple[object, ...]:
@@ -91,29 +98,29 @@ def snapshot(idx: LocalIndex) -> tuple[object, ...]:
         [h.path for h in idx.files_lexical(["hook", "retry"], repos=None, k=10)],
         [h.chunk.id for h in idx.dense(pseudo_vector("q", DIM), repos=None, k=10)],
         (stats.repos, stats.files, stats.chunks, stats.vectors),
-        fts_rows(idx),
+        lexical_docs(idx),
     )
 
 
 # -- bookkeeping ---------------------------------------------------------------
 
 
-def test_fts_rows_follow_chunks_through_updates(index: LocalIndex) -> None:
+def test_lexical_docs_follow_chunks_through_updates(index: LocalIndex) -> None:
     chunks = sample_chunks()
     change = change_set("alpha", chunks, dim=DIM)
     index.apply(change)
     index.apply(change)
-    assert fts_rows(index) == (3, 2)
+    assert lexical_docs(index) == (3, 2)
     renamed = replace(chunks[0], commit=COMMIT_2)
     index.apply(change_set("alpha", [renamed], dim=DIM, files=file_docs(chunks)))
-    assert fts_rows(index) == (3, 2)
+    assert lexical_docs(index) == (3, 2)
     assert index.chunks_of("alpha", HOOKS_PY)[0].commit == COMMIT_2
     index.apply(
         change_set("alpha", [], dim=DIM, deletes=[c.id for c in chunks], removed_paths=[HOOKS_PY])
     )
-    assert fts_rows(index) == (0, 1)
+    assert lexical_docs(index) == (0, 1)
     index.remove_repo("alpha")
-    assert fts_rows(index) == (0, 0)
+    assert lexical_docs(index) == (0, 0)
 
 
 def test_upsert_without_vector_keeps_the_stored_one(index: LocalIndex) -> None:
@@ -139,7 +146,7 @@ def test_id_in_deletes_and_upserts_ends_up_present(index: LocalIndex) -> None:
     index.apply(change_set("alpha", chunks, dim=DIM))
     index.apply(change_set("alpha", chunks[:1], dim=DIM, deletes=[chunks[0].id]))
     assert chunks[0].id in index.ids_by_prefix("alpha#")
-    assert fts_rows(index)[0] == 3
+    assert lexical_docs(index)[0] == 3
 
 
 def test_deletes_never_reach_another_repository(index: LocalIndex) -> None:
@@ -196,6 +203,71 @@ def test_vector_cache_survives_writes_that_leave_vectors_alone(index: LocalIndex
     )
     index.dense(pseudo_vector("q", DIM), repos=None, k=1)
     assert index._vectors._snapshot is not loaded
+
+
+def engine_of(idx: LocalIndex) -> object:
+    idx.lexical(["probe"], repos=None, k=1)
+    return idx._lexical._engine
+
+
+def test_engine_survives_writes_that_leave_lexical_rows_alone(index: LocalIndex) -> None:
+    chunks = sample_chunks()
+    index.apply(change_set("alpha", chunks, dim=DIM))
+    built = engine_of(index)
+    index.apply(ChangeSet(repo="alpha", state=repo_state("alpha", commit=COMMIT_2)))
+    index.apply(change_set("alpha", chunks, dim=DIM))  # the same chunks and files again
+    later = [replace(c, commit=COMMIT_2, kind="block") for c in chunks]
+    index.apply(change_set("alpha", later, dim=DIM))  # only metadata changes
+    assert engine_of(index) is built
+    assert index.lexical(["callback"], repos=None, k=1)[0].chunk == later[0]
+    index.apply(change_set("alpha", [make_chunk("alpha", "z.py", "zebra = 1\n")], dim=DIM))
+    assert engine_of(index) is not built
+
+
+def test_only_the_written_repository_is_rebuilt(index: LocalIndex) -> None:
+    index.apply(change_set("alpha", sample_chunks(), dim=DIM))
+    index.apply(change_set("beta", sample_chunks("beta"), dim=DIM))
+    before = idx_segments(index)
+    index.apply(change_set("beta", [make_chunk("beta", "z.py", "zebra = 1\n")], dim=DIM))
+    after = idx_segments(index)
+    assert after["alpha"] == before["alpha"]
+    assert after["beta"][0] is not before["beta"][0]
+    index.remove_repo("beta")
+    assert set(idx_segments(index)) == {"alpha"}
+    assert [h.chunk.repo for h in index.lexical(["callback"], repos=None, k=5)] == ["alpha"]
+
+
+def idx_segments(idx: LocalIndex) -> dict[str, tuple[object, object]]:
+    idx.lexical(["probe"], repos=None, k=1)
+    engine = idx._lexical._engine
+    assert engine is not None
+    return {repo: (engine.chunks[repo], engine.files[repo]) for repo in engine.chunks}
+
+
+def test_a_reused_rowid_never_returns_the_old_chunk(index: LocalIndex) -> None:
+    chunks = sample_chunks()
+    index.apply(change_set("alpha", chunks, dim=DIM))
+    assert [h.chunk for h in index.lexical(["attempt"], repos=None, k=5)] == [chunks[2]]
+    zebra = make_chunk("alpha", "z.py", "def zebra():\n    pass\n", symbol="zebra")
+    index.apply(change_set("alpha", [zebra], dim=DIM, deletes=[chunks[2].id]))
+    rid = sqlite3.connect(index.path).execute("SELECT max(rid) FROM chunks").fetchone()[0]
+    assert rid == 3  # the deleted chunk's rowid went to the new one
+    assert index.lexical(["attempt"], repos=None, k=5) == []
+    assert [h.chunk for h in index.lexical(["zebra"], repos=None, k=5)] == [zebra]
+
+
+def test_damaged_term_counts_are_a_store_error(index: LocalIndex) -> None:
+    index.apply(change_set("alpha", sample_chunks(), dim=DIM))
+    conn = sqlite3.connect(index.path, isolation_level=None)
+    try:
+        conn.execute("UPDATE chunks SET terms = x'0102' WHERE rid = 1")
+        conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'lexical_generation'")
+        conn.execute("UPDATE lexical_segments SET generation = generation + 1")
+    finally:
+        conn.close()
+    with pytest.raises(StoreError) as caught:
+        index.lexical(["callback"], repos=None, k=5)
+    assert "damaged" in caught.value.user_message
 
 
 def test_query_vector_of_another_size_finds_nothing(index: LocalIndex) -> None:
@@ -315,6 +387,29 @@ def test_reader_thread_sees_old_or_new_state_never_a_mix(index: LocalIndex) -> N
     assert seen_counts <= {200, 800}
 
 
+def test_many_readers_share_one_engine_build(index: LocalIndex) -> None:
+    index.apply(change_set("alpha", many_chunks("alpha", 300, files=30), dim=DIM))
+    start = threading.Barrier(4)
+    seen: list[list[str]] = []
+    engines: set[int] = set()
+
+    def read() -> None:
+        start.wait()
+        hits = index.lexical(query_terms("shared_state handler"), repos=None, k=20)
+        seen.append([h.chunk.id for h in hits])
+        engines.add(id(index._lexical._engine))
+
+    threads = [threading.Thread(target=read) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(seen) == 4
+    assert all(ids == seen[0] for ids in seen)
+    assert len(seen[0]) == 20
+    assert len(engines) == 1
+
+
 def test_threads_share_one_index(index: LocalIndex) -> None:
     index.apply(change_set("alpha", many_chunks("alpha", 50), dim=DIM))
     results: list[int] = []
@@ -334,7 +429,7 @@ def test_threads_share_one_index(index: LocalIndex) -> None:
         t.join()
     assert results == [50] * 6
     assert index.stats().chunks == 50 + 6 * 20
-    assert fts_rows(index)[0] == 170
+    assert lexical_docs(index)[0] == 170
 
 
 _CHILD = """
@@ -573,10 +668,12 @@ def test_forty_thousand_character_question(index: LocalIndex) -> None:
     assert [h.chunk for h in index.lexical(["callback", *terms], repos=None, k=5)] == [chunks[0]]
 
 
-def test_match_expression_quotes_every_term() -> None:
-    assert match_expression(["a", 'b"c', "", "!!", "A"]) == '"a" OR "b""c"'
-    assert match_expression(["x"], ["symbol", "path", "symbol"]) == '{symbol path} : ("x")'
-    assert match_expression(["  ", "-"]) is None
+def test_query_terms_become_token_hashes() -> None:
+    hashes = query_hashes(["a", 'b"c', "", "!!", "A", "x" * 300])
+    assert hashes.tolist() == [term_hash("a"), term_hash("b"), term_hash("c")]
+    assert query_hashes(["  ", "-"]).size == 0
+    many = query_hashes([f"t{i}" for i in range(MAX_TERMS + 5)])
+    assert many.tolist() == [term_hash(f"t{i}") for i in range(MAX_TERMS)]
 
 
 def test_prefix_upper_bound() -> None:
