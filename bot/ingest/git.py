@@ -27,6 +27,7 @@ from typing import IO
 
 from bot.errors import SourceError
 from bot.ingest.hosting import RemoteURL, auth_env, redact
+from bot.retry import Retrier, Retry, RetryPolicy
 
 log = logging.getLogger(__name__)
 
@@ -338,11 +339,30 @@ def sync_clone(
     env = base_env(extra)
     dest.parent.mkdir(parents=True, exist_ok=True)
     git = Git(dest, env, secrets)
-    if (dest / ".git").is_dir() and git.try_text("rev-parse", "--verify", "-q", "HEAD"):
-        return (git, *_update(git, remote, branch))
-    if dest.exists():
-        log.warning("replacing the unusable clone at %s", dest)
-    return (git, *_clone(remote, dest, branch, git))
+
+    def attempt() -> tuple[Git, str, str]:
+        if (dest / ".git").is_dir() and git.try_text("rev-parse", "--verify", "-q", "HEAD"):
+            return (git, *_update(git, remote, branch))
+        if dest.exists():
+            log.warning("replacing the unusable clone at %s", dest)
+        return (git, *_clone(remote, dest, branch, git))
+
+    return NETWORK_RETRY.call(attempt, _transient, what=f"git fetch of {remote.url}")
+
+
+# A host that did not answer may answer a moment later; a refusal or a missing branch will not.
+NETWORK_RETRY = Retrier(RetryPolicy(max_attempts=3, base_delay=1.0, max_delay=8.0))
+
+
+def _transient(exc: BaseException) -> Retry | None:
+    """Retry only when the host did not answer (auth failures and missing refs are final)."""
+    if isinstance(exc, GitError) and _failure_kind(exc.stderr) == "unreachable":
+        return Retry()
+    return None
+
+
+def _failure_kind(stderr: str) -> str:
+    return next((k for k, rx in _FAILURES if rx.search(stderr)), "")
 
 
 def _clone(remote: RemoteURL, dest: Path, branch: str | None, git: Git) -> tuple[str, str]:
@@ -410,7 +430,7 @@ def _remote_head(git: Git) -> str:
 def _network_error(exc: GitError, remote: RemoteURL, branch: str | None) -> GitError:
     """Translate git's stderr into one sentence naming the problem (never a secret)."""
     url = remote.url
-    kind = next((k for k, rx in _FAILURES if rx.search(exc.stderr)), "")
+    kind = _failure_kind(exc.stderr)
     messages = {
         "branch": f"Branch {branch!r} was not found in {url}.",
         "auth": f"Access to {url} was denied; check GITHUB_TOKEN or the repository credentials.",

@@ -332,3 +332,39 @@ class socket_port:
 
     def __exit__(self, *exc: object) -> None:
         self._sock.close()
+
+
+def test_an_unreachable_host_is_retried_with_backoff_then_reported(tmp_path, monkeypatch):
+    from bot.errors import SourceError
+    from bot.ingest import git as git_module
+    from bot.ingest.hosting import parse_remote
+    from bot.retry import Retrier, RetryPolicy
+
+    waits: list[float] = []
+    monkeypatch.setattr(
+        git_module,
+        "NETWORK_RETRY",
+        Retrier(RetryPolicy(max_attempts=3, base_delay=1.0), sleep=waits.append),
+    )
+    remote = parse_remote("http://127.0.0.1:9/nothing-listens-here.git")  # discard port
+    with pytest.raises(SourceError) as info:
+        git_module.sync_clone(remote, tmp_path / "clone", None, None)
+    assert "Could not reach 127.0.0.1" in info.value.user_message
+    assert len(waits) == 2 and waits[1] > waits[0] * 0.5  # backoff between the three attempts
+
+
+def test_a_missing_repository_is_not_retried(tmp_path, monkeypatch):
+    from bot.errors import SourceError
+    from bot.ingest import git as git_module
+    from bot.ingest.hosting import parse_remote
+    from bot.retry import Retrier, RetryPolicy
+
+    waits: list[float] = []
+    monkeypatch.setattr(
+        git_module, "NETWORK_RETRY", Retrier(RetryPolicy(max_attempts=3), sleep=waits.append)
+    )
+    with pytest.raises(SourceError):
+        git_module.sync_clone(
+            parse_remote(f"file://{tmp_path}/missing.git"), tmp_path / "c", None, None
+        )
+    assert waits == []
