@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/reingest.py                         # the stdlib, as a git repository
     .venv/bin/python bench/reingest.py --source /work/.mirror/pylint-dev+pylint/repo
+    .venv/bin/python bench/reingest.py --pinecone     # CODECITE_INDEX=pinecone, fake data plane
 
 Scenarios, in order, on one index: a full first index; an unchanged re-index;
 a commit that edits one function in one file; a commit that renames a
@@ -27,6 +28,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.servers.openai_fake import FakeOpenAI
+from tests.servers.pinecone_fake import FakePinecone
+
+DIMENSIONS = 256
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench",
@@ -98,20 +102,29 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--source", type=Path, default=Path(sysconfig.get_paths()["stdlib"]))
     ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--pinecone", action="store_true", help="index into a local fake Pinecone")
     args = ap.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="codecite-reingest-"))
     try:
         repo = working_copy(args.source.resolve(), scratch / "repo")
-        with FakeOpenAI(dimensions=256) as fake:
+        with FakeOpenAI(dimensions=DIMENSIONS) as fake, FakePinecone(dimension=DIMENSIONS) as pc:
             os.environ.update(
                 CODECITE_HOME=str(scratch / "home"),
                 OPENAI_API_KEY="sk-bench",
                 OPENAI_BASE_URL=fake.base_url,
+                CODECITE_EMBED_DIMENSIONS=str(DIMENSIONS),
             )
+            if args.pinecone:
+                os.environ.update(
+                    CODECITE_INDEX="pinecone", PINECONE_API_KEY=pc.api_key, PINECONE_HOST=pc.url
+                )
             from bot.config import FileConfig, Settings
             from bot.core import Core
 
             core = Core.from_settings(Settings(), FileConfig())
+            init = getattr(core.index, "init_index", None)
+            if init is not None:
+                init(DIMENSIONS)
             rows = [measure(core, fake, repo, "first index")]
             rows.append(measure(core, fake, repo, "unchanged re-index"))
             edited = edit_one_function(repo)
