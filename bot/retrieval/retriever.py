@@ -33,7 +33,6 @@ FILE_K = 100
 EXACT_WEIGHT = 1.5  # identifiers and paths in a question outrank plain words
 PATH_MENTION_BOOST = 1.0  # a file the question names is as good as the best file
 MAX_DEFINITION_BOOSTS = 3  # boost files defining a named symbol only when few are named
-SUPPORT_WEIGHTS = (0.5, 0.25)  # a file's 2nd and 3rd best chunks back its best one
 HYDE_WEIGHT = 0.7  # the hypothetical code helps, but the question itself leads
 HYDE_TERMS = 60
 
@@ -164,8 +163,8 @@ class Retriever:
     def _blend(
         self, fused: list[Hit], files: Sequence[FileHit], q: QueryAnalysis, intent: Intent
     ) -> list[Hit]:
-        """Each chunk's score: its own evidence, backed by its file's next-best chunks, plus the
-        file's whole-file relevance, all times the file kind's prior.
+        """Each chunk's score: its own evidence plus its file's whole-file relevance, times the
+        file kind's prior.
 
         A file the question names, or one defining a symbol it names (when it names
         few), counts as the best file.
@@ -184,14 +183,12 @@ class Retriever:
         top_file = max(file_score.values(), default=1.0)
         top_chunk = fused[0].score
         w = self._file_weight
-        own = [(1 - w) * h.score / top_chunk for h in fused]
-        support = _file_support(fused, own)
         blended = []
-        for h, mine, backing in zip(fused, own, support, strict=True):
-            key = (h.chunk.repo, h.chunk.path)
-            whole_file = w * file_score.get(key, 0.0) / top_file
+        for h in fused:
+            own = (1 - w) * h.score / top_chunk
+            whole_file = w * file_score.get((h.chunk.repo, h.chunk.path), 0.0) / top_file
             factor = prior(h.chunk.path, intent, code_question=q.is_code_question)
-            blended.append(Hit(h.chunk, (mine + backing + whole_file) * factor))
+            blended.append(Hit(h.chunk, (own + whole_file) * factor))
         blended.sort(key=lambda h: h.score, reverse=True)
         return blended
 
@@ -224,23 +221,6 @@ def _fuse(ranked_lists: Sequence[tuple[float, list[Hit]]]) -> list[Hit]:
             chunks.setdefault(cid, hit.chunk)
     order = sorted(scores, key=scores.__getitem__, reverse=True)
     return [Hit(chunks[cid], scores[cid]) for cid in order]
-
-
-def _file_support(hits: Sequence[Hit], own: Sequence[float]) -> list[float]:
-    """Per chunk: half its file's next-best chunk score and a quarter of the one after.
-
-    A file with several good chunks is likelier the answer than one lucky chunk.
-    Only chunk-level evidence counts here: the whole-file score is added once.
-    """
-    by_file: dict[tuple[str, str], list[float]] = {}
-    for hit, score in zip(hits, own, strict=True):  # best first: each list descends
-        by_file.setdefault((hit.chunk.repo, hit.chunk.path), []).append(score)
-    backing = []
-    for hit, score in zip(hits, own, strict=True):
-        others = list(by_file[(hit.chunk.repo, hit.chunk.path)])
-        others.remove(score)
-        backing.append(sum(w * s for w, s in zip(SUPPORT_WEIGHTS, others, strict=False)))
-    return backing
 
 
 def _defines(symbol: str, names: set[str]) -> bool:
