@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import logging
+from typing import TYPE_CHECKING
+
 from bot.answer.base import LLM
 from bot.config import Settings
 from bot.embedding.base import Embedder
-from bot.errors import ConfigError
+from bot.errors import BotError, ConfigError
 from bot.index.base import Index
+
+if TYPE_CHECKING:
+    from bot.index.pinecone import PineconeIndex
+
+log = logging.getLogger(__name__)
 
 PLACEHOLDER_KEY = "unused"  # keyless OpenAI-compatible servers (Ollama, vLLM) still need a value
 
@@ -18,11 +26,15 @@ def _api_key(settings: Settings) -> str:
 
 def make_index(settings: Settings) -> Index:
     if settings.index == "pinecone":
-        from bot.index.pinecone import PineconeIndex
+        from bot.index.pinecone import STATE_FILE, PineconeIndex
 
-        return PineconeIndex.from_settings(
+        lost = not (settings.home / STATE_FILE).exists()
+        index = PineconeIndex.from_settings(
             settings, dimension=settings.embed_dimensions, alpha=settings.hybrid_alpha
         )
+        if lost:
+            _rebuild_state(index)
+        return index
     from bot.index.local import LocalIndex
 
     return LocalIndex(settings.index_path)
@@ -59,3 +71,13 @@ def make_embedder(settings: Settings) -> Embedder | None:
         cache=cache,
         timeout=settings.llm_timeout,
     )
+
+
+def _rebuild_state(index: PineconeIndex) -> None:
+    """The local state is a cache of what Pinecone holds: rebuild it when it is gone."""
+    try:
+        index.rebuild_state()
+    except BotError as exc:  # e.g. a first deployment whose index does not exist yet
+        log.warning("Pinecone state not rebuilt: %s", exc.detail or exc.user_message)
+        return
+    log.info("Pinecone state rebuilt: %d repositories", len(index.repo_states()))

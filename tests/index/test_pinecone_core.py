@@ -113,3 +113,24 @@ def test_embedding_calls_first_unchanged_and_renamed(services, make_repo):
         "store/webhooks.py",
         "README.md",
     }
+
+
+def test_lost_state_is_rebuilt_from_pinecone(services, make_repo):
+    openai, pinecone = services
+    repo = make_repo("shop")
+    build_shop(repo)
+    settings = Settings(**_env(openai, pinecone))
+    core = Core.from_settings(settings, FileConfig())
+    core.index.init_index(DIM)
+    report = core.index_repo(str(repo.path), name="shop")
+    core.close()
+    for leftover in settings.home.glob("pinecone_state.sqlite*"):
+        leftover.unlink()
+
+    again = Core.from_settings(settings, FileConfig())
+    states = again.index.repo_states()
+    assert [s.name for s in states] == ["shop"] and states[0].commit == report.commit
+    assert set(again.index.manifest("shop")) == {"README.md", "shop/billing.py", "shop/webhooks.py"}
+    rerun = again.index_repo(str(repo.path), name="shop")
+    assert rerun.unchanged  # nothing re-sent: the rebuilt state knows every file
+    assert again.search("retry failed webhooks", CLI, top_k=1)[0].chunk.path == "shop/webhooks.py"
