@@ -31,6 +31,16 @@ def message_content_enabled(core: Core) -> bool:
     return core.settings.discord_message_content
 
 
+FATAL_CLOSE_CODES = {
+    4004: "Discord no longer accepts DISCORD_TOKEN (it was reset or revoked); set the new token.",
+    4010: "Discord refused the gateway connection (close code {code}); check the bot's settings.",
+    4011: "Discord refused the gateway connection (close code {code}); check the bot's settings.",
+    4012: "Discord refused the gateway connection (close code {code}); check the bot's settings.",
+    4013: "Discord refused the intents codecite asked for (close code {code}).",
+    4014: "The Message Content intent is not enabled for this bot (close code {code}).",
+}
+
+
 def serve_discord(core: Core, *, message_content: bool | None = None) -> None:
     """Blocking: connect with DISCORD_TOKEN and answer until the process is stopped.
 
@@ -54,3 +64,9 @@ def serve_discord(core: Core, *, message_content: bool | None = None) -> None:
             "The Message Content intent is not enabled for this bot: enable it in the "
             "Developer Portal (Bot > Privileged Gateway Intents) or turn it off in codecite."
         ) from exc
+    except discord.ConnectionClosed as exc:
+        # Close codes discord.py cannot recover from: say what to fix, in one line.
+        message = FATAL_CLOSE_CODES.get(exc.code)
+        if message is None:
+            raise
+        raise ConfigError(message.format(code=exc.code)) from exc

@@ -70,3 +70,34 @@ def test_intents_are_the_unprivileged_minimum() -> None:
     expected = discord.Intents(guilds=True, guild_messages=True, dm_messages=True)
     assert intents.value == expected.value
     assert make_intents(message_content=True).message_content
+
+
+class _ClosedSocket:
+    close_code = None
+
+
+@pytest.mark.parametrize(("code", "words"), [(4004, "no longer accepts"), (4013, "intents")])
+def test_a_fatal_gateway_close_stops_with_a_sentence(
+    core: Core, monkeypatch: pytest.MonkeyPatch, code: int, words: str
+) -> None:
+    def closed(self: object, *args: object, **kwargs: object) -> None:
+        raise discord.ConnectionClosed(_ClosedSocket(), shard_id=None, code=code)  # type: ignore[arg-type]
+
+    monkeypatch.setenv("DISCORD_TOKEN", "token")
+    core.settings = Settings()
+    monkeypatch.setattr("adapters.discord.serve.CodeciteClient.run", closed)
+    with pytest.raises(ConfigError, match=words):
+        serve_discord(core)
+
+
+def test_other_gateway_closes_are_not_disguised(
+    core: Core, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def closed(self: object, *args: object, **kwargs: object) -> None:
+        raise discord.ConnectionClosed(_ClosedSocket(), shard_id=None, code=1011)  # type: ignore[arg-type]
+
+    monkeypatch.setenv("DISCORD_TOKEN", "token")
+    core.settings = Settings()
+    monkeypatch.setattr("adapters.discord.serve.CodeciteClient.run", closed)
+    with pytest.raises(discord.ConnectionClosed):
+        serve_discord(core)
