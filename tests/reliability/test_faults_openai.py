@@ -10,10 +10,8 @@ prints the totals at the end of the run.
 
 from __future__ import annotations
 
-import threading
-from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pytest
 
@@ -24,6 +22,7 @@ from bot.embedding.cache import EmbeddingCache
 from bot.embedding.openai_embedder import OpenAIEmbedder
 from bot.errors import BotError, ServiceError, ServiceUnavailable
 from bot.factory import make_index
+from tests.reliability.fault_tally import FaultTally, tally_fixture
 from tests.servers.openai_fake import FakeOpenAI
 from tests.support.gitrepo import GitRepo
 from tests.support.shop import build_shop
@@ -33,36 +32,7 @@ QUESTION = "where do we retry failed webhooks?"
 WEBHOOKS = "shop/webhooks.py"
 
 
-@dataclass
-class FaultTally:
-    injected: Counter[str] = field(default_factory=Counter)
-    survived: Counter[str] = field(default_factory=Counter)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def inject(self, kind: str, n: int = 1) -> None:
-        with self.lock:
-            self.injected[kind] += n
-
-    def survive(self, kind: str, n: int = 1) -> None:
-        with self.lock:
-            self.survived[kind] += n
-
-    def summary(self) -> str:
-        kinds = ", ".join(f"{k} {self.survived[k]}/{n}" for k, n in sorted(self.injected.items()))
-        total = sum(self.injected.values())
-        return f"faults survived/injected: {sum(self.survived.values())}/{total} ({kinds})"
-
-
-@pytest.fixture(scope="module")
-def faults(request: pytest.FixtureRequest) -> Iterator[FaultTally]:
-    tally = FaultTally()
-    yield tally
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    capture = request.config.pluginmanager.get_plugin("capturemanager")
-    if reporter is None or capture is None or not tally.injected:
-        return
-    with capture.global_and_fixture_disabled():  # print past pytest's output capture
-        reporter.write_line(f"\n{__name__}: {tally.summary()}")
+faults = tally_fixture()
 
 
 @pytest.fixture
