@@ -18,10 +18,11 @@ from bot.answer.citations import resolve_citations
 from bot.answer.extractive import extractive_answer
 from bot.answer.prompts import NOT_ANSWERED, build_messages
 from bot.answer.safety import make_safe
+from bot.answer.symbol_answer import facts_block, map_answer, missing_note, symbol_answer
 from bot.config import ChannelConfig, FileConfig, Settings, load_file_config, load_settings
 from bot.embedding.base import Embedder
 from bot.errors import BotError, NotIndexedError, PermissionDenied, QuestionError, ScopeError
-from bot.factory import make_embedder, make_index, make_llm
+from bot.factory import make_embedder, make_index, make_llm, make_symbols
 from bot.feedback import FeedbackStore
 from bot.index.base import Index
 from bot.ingest.hosting import permalink
@@ -42,8 +43,9 @@ from bot.models import (
 )
 from bot.retrieval.hyde import HydeExpander
 from bot.retrieval.prune import Pruner
-from bot.retrieval.retriever import Retriever, Source
+from bot.retrieval.retriever import Retrieval, Retriever, Source
 from bot.runs import Run, RunLog
+from bot.symbols.store import SymbolStore
 from bot.views import help_text, reindex_text, repos_text, status_text
 from bot.work_queue import AnswerQueue
 
@@ -84,10 +86,13 @@ class Core:
         feedback: FeedbackStore | None = None,
         expander: HydeExpander | None = None,
         pruner: Pruner | None = None,
+        symbols: SymbolStore | None = None,
     ) -> None:
         self.settings = settings
         self.config = config
         self.index = index
+        # Where each name is defined and used, filled by ingest; None if it cannot be opened.
+        self.symbols = symbols if symbols is not None else make_symbols(settings)
         self.llm = llm
         self.embedder = embedder
         self.feedback = feedback or FeedbackStore(settings.home / "feedback.sqlite")
@@ -99,6 +104,8 @@ class Core:
             file_weight=settings.file_weight,
             context_tokens=settings.context_tokens,
             expander=expander,
+            # the symbol table, when there is one, answers "where is X defined / who calls X"
+            symbols=self.symbols,
         )
         self.runs = RunLog(settings.home / "runs.sqlite")
         self.limiter = Limiter(config.limits)
@@ -152,25 +159,7 @@ class Core:
         retrieval = self.retriever.retrieve(_retrieval_text(question), repos)
         answered_at = time.perf_counter()
         link = _Permalinker(states)
-        usage = retrieval.usage
-        citations: tuple[Citation, ...]
-        mode: AnswerMode
-        if not retrieval.sources:
-            text, citations, mode = NOT_ANSWERED, (), "empty"
-        elif self.llm is None:
-            terms = (*retrieval.analysis.terms, *retrieval.analysis.exact_terms)
-            text, citations = extractive_answer(terms, retrieval.sources, link)
-            mode = "extractive"
-        else:
-            sources = retrieval.sources
-            if self.pruner is not None:
-                sources, prune_usage = self.pruner.prune(question.text, sources)
-                usage = usage + prune_usage
-            messages = build_messages(question.text, sources, question.conversation)
-            completion = self.llm.complete(messages, max_tokens=self.settings.answer_max_tokens)
-            text, citations = resolve_citations(completion.text, sources, link)
-            usage = usage + Usage(completion.prompt_tokens, completion.completion_tokens)
-            mode = "llm"
+        text, citations, mode, usage = self._composed(question, retrieval, link)
         text = make_safe(
             text,
             [c.url for c in citations],
@@ -189,6 +178,49 @@ class Core:
             usage=usage,
             timings=timings,
             mode=mode,
+        )
+
+    def _composed(
+        self, question: Question, retrieval: Retrieval, link: _Permalinker
+    ) -> tuple[str, tuple[Citation, ...], AnswerMode, Usage]:
+        """The answer text: exact from the symbol table, extractive, or the model's."""
+        usage = retrieval.usage
+        facts = retrieval.symbols
+        exact = facts is not None and facts.answerable
+        if exact and facts is not None and self.llm is None:
+            text, citations = symbol_answer(facts, retrieval.sources, link)
+            return text, citations, "extractive", usage
+        if not retrieval.sources and not exact:
+            return _noted(missing_note(facts), NOT_ANSWERED), (), "empty", usage
+        if self.llm is None:
+            terms = (*retrieval.analysis.terms, *retrieval.analysis.exact_terms)
+            text, citations = extractive_answer(terms, retrieval.sources, link)
+            return _noted(missing_note(facts), text), citations, "extractive", usage
+        sources = retrieval.sources
+        if self.pruner is not None:
+            sources, prune_usage = self.pruner.prune(question.text, sources)
+            usage = usage + prune_usage
+        messages = build_messages(
+            question.text, sources, question.conversation, facts=facts_block(facts, sources)
+        )
+        completion = self.llm.complete(messages, max_tokens=self.settings.answer_max_tokens)
+        text, citations = resolve_citations(completion.text, sources, link)
+        usage = usage + Usage(completion.prompt_tokens, completion.completion_tokens)
+        return text, citations, "llm", usage
+
+    def repo_map(self, repo: str | None, ctx: Context) -> Answer:
+        """The map of the repositories `ctx` may see (or of one of them): tree and key symbols."""
+        started = time.perf_counter()
+        scope = self._narrowed(self.scope_for(ctx), frozenset({repo}) if repo else None)
+        states = self._states_in_scope(scope)
+        maps = self.retriever.symbol_finder.mapper.maps(states.values())
+        text, citations = map_answer(maps, _Permalinker(states))
+        return Answer(
+            text=make_safe(text, [c.url for c in citations]),
+            citations=citations,
+            freshness=_freshness(states, set(states)),
+            timings={"total": time.perf_counter() - started},
+            mode="extractive",
         )
 
     def record_answer(self, ctx: Context, question: str, answer: Answer) -> str:
@@ -295,6 +327,8 @@ class Core:
             return CommandResult(repos_text(self, self.scope_for(ctx)), ephemeral=True)
         if command == "reindex":
             return CommandResult(self.reindex(rest.strip() or None, ctx))
+        if command == "map":
+            return CommandResult("", answer=self.repo_map(rest.strip() or None, ctx))
         question = rest if command == "ask" else line
         return CommandResult("", answer=self.ask(question, ctx))
 
@@ -380,13 +414,22 @@ class Core:
             else None,
             max_file_bytes=self.settings.max_file_bytes,
         )
-        ingestor = Ingestor(self.index, home=self.settings.home, embedder=self.embedder)
+        ingestor = Ingestor(
+            self.index, home=self.settings.home, embedder=self.embedder, symbols=self.symbols
+        )
         return ingestor.ingest(location, options, progress, quick=quick)
+
+    def forget_repo(self, name: str) -> None:
+        """Stop answering from a repository: drop it from the index and the symbol table."""
+        self.index.remove_repo(name)
+        if self.symbols is not None:
+            self.symbols.remove_repo(name)
 
     def close(self) -> None:
         """Finish accepted answers, then release every store and client."""
         self.queue.shutdown(wait=True)
-        for resource in (self.llm, self.embedder, self.index, self.feedback, self.runs):
+        resources = (self.llm, self.embedder, self.index, self.feedback, self.runs, self.symbols)
+        for resource in resources:
             close = getattr(resource, "close", None)
             if close is not None:
                 close()
@@ -413,6 +456,10 @@ def _retrieval_text(question: Question) -> str:
     if previous and len(question.text) < 200:
         return f"{question.text}\n{previous[-1][:500]}"
     return question.text
+
+
+def _noted(note: str, text: str) -> str:
+    return f"{note} {text}" if note else text
 
 
 def _freshness(states: dict[str, RepoState], repos: set[str]) -> tuple[Freshness, ...]:

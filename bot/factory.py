@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.answer.base import LLM
@@ -13,6 +14,7 @@ from bot.index.base import Index
 
 if TYPE_CHECKING:
     from bot.index.pinecone import PineconeIndex
+    from bot.symbols.store import SymbolStore
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +40,28 @@ def make_index(settings: Settings) -> Index:
     from bot.index.local import LocalIndex
 
     return LocalIndex(settings.index_path)
+
+
+def symbols_path(settings: Settings) -> Path:
+    """The symbol table's file: beside the local index file, or in the data directory."""
+    if settings.index == "pinecone":
+        return settings.home / "symbols.sqlite"
+    index = settings.index_path
+    return index.with_name(f"{index.stem}.symbols.sqlite")
+
+
+def make_symbols(settings: Settings) -> SymbolStore | None:
+    """The symbol table; None (logged) when it cannot be opened, so answers and ingests go on.
+
+    A damaged file is set aside and a new one started (see `bot.sqlite_files`).
+    """
+    from bot.symbols.store import SymbolStore
+
+    try:
+        return SymbolStore(symbols_path(settings))
+    except BotError as exc:
+        log.warning("no symbol table: %s", exc.detail or exc.user_message)
+        return None
 
 
 def make_llm(settings: Settings, *, model: str | None = None) -> LLM | None:

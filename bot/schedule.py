@@ -155,7 +155,7 @@ class IngestScheduler:
             job.remove()
         self.runs.set_next_run(name, None)
         # The repository left the configuration: stop answering from it.
-        self.core.index.remove_repo(name)
+        self.core.forget_repo(name)
         log.info("removed %s from the schedule and the index", name)
 
     # -- running -----------------------------------------------------------------------------

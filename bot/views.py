@@ -24,6 +24,8 @@ _COMMAND = {"slack": "/codecite {}", "discord": "/{}", "cli": "codecite {}"}
 def help_text(platform: str = "slack") -> str:
     """What codecite does and how to ask, in the syntax of the platform asking (markdown)."""
     command = _COMMAND.get(platform, _COMMAND["slack"]).format
+    # Discord has no /map application command; a mention reaches the same command
+    map_command = "@codecite map [repo]" if platform == "discord" else command("map [repo]")
     lines = [
         "**codecite** answers questions about your code and cites the exact lines.",
         f"• Ask: {_ASK.get(platform, _ASK['slack'])}",
@@ -33,10 +35,12 @@ def help_text(platform: str = "slack") -> str:
     lines += [
         f"• `{command('status')}`: what is indexed, at which commit, and how fresh",
         f"• `{command('repos')}`: the repositories available here",
+        f"• `{map_command}`: the directory tree and the most referenced symbols",
         f"• `{command('reindex [repo]')}`: re-ingest now (admins only)",
         f"• `{command('help')}`: this message",
         'Good questions name things: "where do we retry failed webhooks?", '
-        '"what calls `charge_customer`?".',
+        '"what calls `charge_customer`?". "Where is `X` defined?", "who calls `X`?" and '
+        '"how is this project organised?" are answered exactly from the symbol table.',
     ]
     return "\n".join(lines)
 

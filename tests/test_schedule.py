@@ -91,10 +91,12 @@ def test_jobs_follow_the_configuration(remote):
         assert sched.scheduler.get_job(SYNC_JOB) is not None
         sched.run_repo("shop", "schedule")
         assert [s.name for s in core.index.repo_states()] == ["shop"]
-        # the repository leaves codecite.toml: its job and its index data go
+        assert core.symbols is not None and core.symbols.repos() == ["shop"]
+        # the repository leaves codecite.toml: its job, its index data and its symbols go
         sched.apply_config(_config())
         assert sched.scheduler.get_job(JOB_PREFIX + "shop") is None
         assert core.index.repo_states() == []
+        assert core.symbols.repos() == []
     finally:
         sched.shutdown()
 

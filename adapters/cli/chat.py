@@ -19,7 +19,7 @@ from bot.models import Turn
 
 HELP = (
     "Ask about the indexed code. "
-    "Commands: /status, /repos, /reset (forget the conversation), /quit."
+    "Commands: /map [repo], /status, /repos, /reset (forget the conversation), /quit."
 )
 MAX_TURNS = 12
 
@@ -52,7 +52,7 @@ def run_chat(
             console.print("[dim]conversation cleared[/dim]")
             continue
         if text.startswith("/"):
-            console.print(_command(core, text[1:]), highlight=False)
+            _command(core, console, text[1:])
             continue
         if not interactive:
             console.print(f"[bold cyan]you>[/bold cyan] {text}", highlight=False)
@@ -68,13 +68,19 @@ def run_chat(
         history = [*history, Turn("user", text), Turn("assistant", answer.text)][-MAX_TURNS:]
 
 
-CHAT_COMMANDS = ("status", "repos", "help", "reindex")
+CHAT_COMMANDS = ("status", "repos", "help", "reindex", "map")
 
 
-def _command(core: Core, line: str) -> str:
+def _command(core: Core, console: Console, line: str) -> None:
     if line.split(" ", 1)[0].lower() not in CHAT_COMMANDS:
-        return HELP
+        console.print(HELP, highlight=False)
+        return
     try:
-        return core.run_command(line, CLI).text or HELP
+        result = core.run_command(line, CLI)
     except BotError as exc:
-        return exc.user_message
+        console.print(exc.user_message, highlight=False)
+        return
+    if result.answer is not None:
+        print_answer(console, result.answer)
+    else:
+        console.print(result.text or HELP, highlight=False)

@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top-k", type=int, default=10, help="how many hits (default 10)")
     p.add_argument("--json", action="store_true", help="one JSON object per hit, best first")
 
+    p = sub.add_parser("map", help="the directory tree and most referenced symbols of the code")
+    p.add_argument("repo", nargs="?", help="one repository (default: every indexed one)")
+
     sub.add_parser("status", help="what is indexed, at which commit, how fresh")
     sub.add_parser("repos", help="list the indexed repositories")
 
@@ -149,6 +152,11 @@ def cmd_search(core: Core, args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_map(core: Core, args: argparse.Namespace, console: Console) -> int:
+    print_answer(console, core.repo_map(args.repo, CLI), details=False)
+    return 0
+
+
 def cmd_status(core: Core, args: argparse.Namespace, console: Console) -> int:
     console.print(core.run_command("status", CLI).text, highlight=False)
     return 0
@@ -231,6 +239,7 @@ HANDLERS: dict[str, Handler] = {
     "ask": cmd_ask,
     "chat": cmd_chat,
     "search": cmd_search,
+    "map": cmd_map,
     "status": cmd_status,
     "repos": cmd_repos,
     "reindex": cmd_reindex,

@@ -9,6 +9,13 @@ rewritten history need no special case):
   - vanished path         -> its chunks are deleted
 The new repository state is written in the same change set, so a reader sees
 the old state or the whole new one, and a crash leaves the old one answering.
+
+With a symbol table (`bot.symbols`), each re-chunked file's definitions and
+references come from the same parse as its chunks. A file whose recorded
+symbols are missing or stale (a lost table, a new extractor) is read and parsed
+again for its symbols alone, without chunking or embedding. The table is
+written after the index: it can always be rebuilt from the sources, so a
+failure to write it is logged and the ingest still succeeds.
 """
 
 from __future__ import annotations
@@ -24,12 +31,14 @@ from pathlib import Path
 from bot.embedding.base import Embedder
 from bot.errors import SourceError
 from bot.index.base import ChangeSet, Index
-from bot.ingest.chunking import chunk_file
 from bot.ingest.languages import language_for
 from bot.ingest.probe import current_commit
 from bot.ingest.secrets import scrub
 from bot.ingest.sources import Source, SourceFile, default_name, open_source
-from bot.models import Chunk, FileDoc, FileEntry, RepoState
+from bot.models import Chunk, FileDoc, FileEntry, RepoState, Span
+from bot.symbols.extract import analyze
+from bot.symbols.store import SymbolStore
+from bot.symbols.sync import SymbolSync
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +79,7 @@ class IngestReport:
     embedding_tokens: int = 0
     embedding_tokens_saved: int = 0
     seconds: float = 0.0
+    symbol_files: int = 0  # files whose definitions and references were (re)extracted
 
     @property
     def unchanged(self) -> bool:
@@ -81,10 +91,18 @@ def file_key(blob: str) -> str:
 
 
 class Ingestor:
-    def __init__(self, index: Index, *, home: Path, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        index: Index,
+        *,
+        home: Path,
+        embedder: Embedder | None = None,
+        symbols: SymbolStore | None = None,
+    ) -> None:
         self._index = index
         self._embedder = embedder
         self._home = home
+        self._symbols = symbols
         self.secrets_redacted: Counter[str] = Counter()
 
     def ingest(
@@ -123,12 +141,16 @@ class Ingestor:
         listed, skipped = _indexable_files(source)
         changed = [f for f in listed if _needs_work(old.get(f.path), f)]
         removed = sorted(set(old) - {f.path for f in listed})
-        docs, chunks = self._chunk(source, name, changed, progress)
+        symbols = SymbolSync(self._symbols, name)
+        docs, chunks = self._chunk(source, name, changed, symbols, progress)
+        symbols.read_missing(source, [(f, file_key(f.blob)) for f in listed], progress)
         change, added, dropped = _change_set(name, source, old, docs, chunks, removed, len(listed))
         tokens_before, saved_before = self._embedding_counters()
         vectors = self._embed(change.upserts, progress)
         self._index.apply(_with_vectors(change, vectors))
         tokens_after, saved_after = self._embedding_counters()
+        symbols.write([f.path for f in listed])  # after the index: it can be rebuilt
+        symbols.drop_unindexed(lambda: (s.name for s in self._index.repo_states()))
         report = IngestReport(
             repo=name,
             branch=source.checkout.branch,
@@ -146,6 +168,7 @@ class Ingestor:
             embedding_tokens=tokens_after - tokens_before,
             embedding_tokens_saved=saved_after - saved_before,
             seconds=time.monotonic() - started,
+            symbol_files=len(symbols.found),
         )
         log.info(
             "indexed %s@%s: %d files (%d new, %d changed, %d removed), %d chunks (+%d/-%d)",
@@ -168,10 +191,14 @@ class Ingestor:
         manifest = self._index.manifest(name)
         if any(not e.blob.startswith(file_key("")) for e in manifest.values()):
             return None  # built by another pipeline version: everything is re-chunked
+        symbols = SymbolSync(self._symbols, name)
+        if not symbols.complete(manifest):
+            return None  # the symbol table is missing files: they are read again
         if current_commit(location, options.branch, options.token) != state.commit:
             return None
         # Confirmed current: only the freshness moves.
         self._index.apply(ChangeSet(repo=name, state=replace(state, indexed_at=datetime.now(UTC))))
+        symbols.drop_unindexed(lambda: (s.name for s in self._index.repo_states()))
         return IngestReport(
             repo=name,
             branch=state.branch,
@@ -198,6 +225,7 @@ class Ingestor:
         source: Source,
         repo: str,
         files: list[SourceFile],
+        symbols: SymbolSync,
         progress: Progress | None,
     ) -> tuple[list[FileDoc], list[Chunk]]:
         docs: list[FileDoc] = []
@@ -208,10 +236,13 @@ class Ingestor:
             self.secrets_redacted.update(scrubbed.found)
             text = scrubbed.text
             language = language_for(f.path) or "text"
-            file_chunks = _chunks_for(repo, f.path, language, text, commit)
+            spans, found = analyze(f.path, text, language, symbols=symbols.enabled)
+            file_chunks = _chunks_for(repo, f.path, language, text, commit, spans)
             chunks.extend(file_chunks)
             ids = tuple(c.id for c in file_chunks)
-            docs.append(FileDoc(f.path, file_key(f.blob), language, text, ids))
+            key = file_key(f.blob)
+            docs.append(FileDoc(f.path, key, language, text, ids))
+            symbols.add(f.path, key, found)  # from the same parse as the chunks
             if progress is not None:
                 progress("chunk", done, len(files))
         return docs, chunks
@@ -251,10 +282,12 @@ def _needs_work(entry: FileEntry | None, f: SourceFile) -> bool:
     return entry is None or entry.blob != file_key(f.blob)
 
 
-def _chunks_for(repo: str, path: str, language: str, text: str, commit: str) -> list[Chunk]:
+def _chunks_for(
+    repo: str, path: str, language: str, text: str, commit: str, spans: list[Span]
+) -> list[Chunk]:
     lines = text.splitlines()
     out: list[Chunk] = []
-    for span in chunk_file(path, text, language):
+    for span in spans:
         body = "\n".join(lines[span.start_line - 1 : span.end_line])[:MAX_CHUNK_CHARS]
         out.append(
             Chunk(

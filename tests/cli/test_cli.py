@@ -68,6 +68,14 @@ def test_chat_reads_questions_from_stdin(indexed):
     assert "shop/billing.py:L" in result.stdout
 
 
+def test_chat_map_command_prints_the_repository_map(indexed):
+    home, _ = indexed
+    result = run(home, "chat", stdin="/map\n/quit\n")
+    assert result.returncode == 0, result.stderr
+    assert "shop/" in result.stdout and "billing.py" in result.stdout
+    assert "Commands:" not in result.stdout  # answered, not the help line
+
+
 def test_status_and_repos(indexed):
     home, repo = indexed
     status = run(home, "status")

@@ -45,7 +45,7 @@ def reconcile_ledger_batch(batch):
 '''
 LEDGER_Q = "how is a ledger batch reconciled against the bank statement?"
 POISON = "ledger/summary.py"  # chunked after reconcile.py: the ingest fails midway
-CHUNK_FILE = pipeline.chunk_file
+ANALYZE = pipeline.analyze  # one parse gives a file's chunks and symbols
 
 faults = tally_fixture()
 
@@ -231,15 +231,15 @@ def test_a_repository_that_never_indexed_shows_its_failure_in_status(
 
 
 def refuse(path: str) -> Callable[..., Any]:
-    """The real chunker, except that it fails on `path` as a parser that gives up would."""
-    real = CHUNK_FILE
+    """The real parser, except that it fails on `path` as a parser that gives up would."""
+    real = ANALYZE
 
-    def chunk_file(file_path: str, text: str, language: str) -> Any:
+    def analyze(file_path: str, text: str, language: str, **options: Any) -> Any:
         if file_path == path:
             raise SourceError(f"{path} could not be parsed.", detail="injected chunker failure")
-        return real(file_path, text, language)
+        return real(file_path, text, language, **options)
 
-    return chunk_file
+    return analyze
 
 
 @pytest.fixture
@@ -280,7 +280,7 @@ def test_an_ingest_failing_midway_leaves_the_other_repositories_alone(
         shop_commit = repos["shop"].commit("refunds")
         for name, repo in repos.items():
             repo.push(bares[name])
-        monkeypatch.setattr(pipeline, "chunk_file", refuse(POISON))
+        monkeypatch.setattr(pipeline, "analyze", refuse(POISON))
         faults.inject("ingest failing midway")
         reports = run.trigger({"shop", "ledger"})  # both at once, one of them fails
 
@@ -299,7 +299,7 @@ def test_an_ingest_failing_midway_leaves_the_other_repositories_alone(
         assert f"failed: {POISON} could not be parsed." in codecite_status(settings)
         faults.survive("ingest failing midway")
 
-        monkeypatch.setattr(pipeline, "chunk_file", CHUNK_FILE)  # the parser is fixed
+        monkeypatch.setattr(pipeline, "analyze", ANALYZE)  # the parser is fixed
         fixed = run.trigger({"ledger"})["ledger"]
         assert fixed is not None and fixed.files_added == 1 and fixed.files_changed == 1
         assert core.search("tranche", CLI, repos=frozenset({"ledger"}))
@@ -314,12 +314,12 @@ def test_a_crashing_ingest_is_recorded_for_status(
 ) -> None:
     settings, _, _ = two_repos
 
-    def crash(file_path: str, text: str, language: str) -> Any:
+    def crash(file_path: str, text: str, language: str, **options: Any) -> Any:
         if file_path.startswith("ledger/"):
             raise RecursionError("maximum recursion depth exceeded")  # a parser bug
-        return CHUNK_FILE(file_path, text, language)
+        return ANALYZE(file_path, text, language, **options)
 
-    monkeypatch.setattr(pipeline, "chunk_file", crash)
+    monkeypatch.setattr(pipeline, "analyze", crash)
     core = Core.from_settings(settings)
     try:
         reports = scheduled(core).start({"shop", "ledger"})

@@ -67,6 +67,16 @@ def type_name(raw: str) -> str:
     return words[-1].replace("::", ".").strip(".") if words else ""
 
 
+def qualify(parent: str, name: str) -> str:
+    """`Outer` + `method` -> `Outer.method`; `Config` + `Config.reset` stays `Config.reset`."""
+    if not parent or not name:
+        return parent or name
+    owner, dot, _ = name.partition(".")
+    if dot and parent.rpartition(".")[2] == owner:
+        return f"{parent.rpartition('.')[0]}.{name}".lstrip(".")
+    return f"{parent}.{name}"
+
+
 def wrapped(outer: Node, inner: Definition) -> Definition:
     """`inner` widened to the wrapper's range (decorators, `export`, `template <...>`)."""
     return replace(

@@ -33,6 +33,15 @@ class LineTable:
         if with_bytes:
             self._byte_starts = _byte_starts(text)
 
+    @property
+    def byte_starts(self) -> list[int]:
+        """Byte offset of each line's start (index 0 is line 1); empty without bytes.
+
+        `bisect_right(byte_starts, offset)` is `line_of_byte(offset)` before clamping, for
+        callers mapping many offsets.
+        """
+        return self._byte_starts
+
     def chars(self, start: int, end: int) -> int:
         """Characters in lines start..end inclusive."""
         return self._char_ends[end] - self._char_ends[start - 1]

@@ -21,7 +21,7 @@ from tree_sitter import Node
 
 from bot.ingest.chunking.assemble import Piece, fits, merge, trimmed
 from bot.ingest.chunking.budget import ChunkBudget
-from bot.ingest.chunking.grammar import Definition, Grammar
+from bot.ingest.chunking.grammar import Definition, Grammar, qualify
 from bot.ingest.chunking.lines import LineTable
 from bot.models import Span
 
@@ -134,11 +134,11 @@ class SyntaxChunker:
         kind = definition.kind
         if kind == "function" and scope.kind in self.grammar.method_parents:
             kind = "method"
-        symbol = _qualify(scope.symbol, definition.name)
+        symbol = qualify(scope.symbol, definition.name)
         signatures = (*scope.signatures, definition.signature)
         piece = Piece(item.start, item.end, kind, symbol, _header(signatures), is_def=True)
         if item.extra:
-            names = (symbol, *(_qualify(scope.symbol, name) for name in item.extra))
+            names = (symbol, *(qualify(scope.symbol, name) for name in item.extra))
             return Piece(
                 item.start, item.end, kind, ", ".join(dict.fromkeys(names)), piece.header, True
             )
@@ -172,16 +172,6 @@ def _normalized(found: list[_Found], lo: int, hi: int) -> list[_Found]:
         else:
             out.append(item)
     return out
-
-
-def _qualify(parent: str, name: str) -> str:
-    """`Outer` + `method` -> `Outer.method`; `Config` + `Config.reset` stays `Config.reset`."""
-    if not parent or not name:
-        return parent or name
-    owner, dot, _ = name.partition(".")
-    if dot and parent.rpartition(".")[2] == owner:
-        return f"{parent.rpartition('.')[0]}.{name}".lstrip(".")
-    return f"{parent}.{name}"
 
 
 def _header(signatures: tuple[str, ...]) -> str:

@@ -1,0 +1,284 @@
+"""Answers from the symbol table: definitions, call sites, references and repository maps.
+
+With no model configured these are the whole answer, exact and cited like any
+other (`path:L10-L42`, linked at the indexed commit). With a model, the same
+findings go into the prompt as a compact block of facts, numbered against the
+sources so the model can cite them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.answer.citations import Permalink, to_citation
+from bot.models import Citation, line_label
+from bot.retrieval.dirtree import one_line
+from bot.retrieval.repomap import RenderedMap, RepoMap, render_maps
+from bot.retrieval.retriever import Source
+from bot.retrieval.symbol_facts import SymbolFacts
+from bot.symbols.model import SymbolDef, SymbolRef
+
+MAX_SITES = 20  # call sites listed; the rest are counted
+MAX_LISTED_DEFINITIONS = 10
+EXCERPT_LINES = 12
+CODE_CHARS = 90
+FACT_SITES = 12  # call sites given to the model
+_DECORATION = ("@", "#[", "[")  # lines above a definition that belong to it
+
+
+def symbol_answer(
+    facts: SymbolFacts, sources: Sequence[Source], permalink: Permalink
+) -> tuple[str, tuple[Citation, ...]]:
+    """The exact answer for an answerable question (see `SymbolFacts.answerable`)."""
+    cites = _Cites(permalink)
+    if facts.question.kind == "overview":
+        return map_answer(facts.maps, permalink)
+    multi_repo = len({d.repo for d in facts.definitions} | {s.repo for s in facts.sites}) > 1
+    parts = [_definition_text(facts, cites, multi_repo)]
+    if facts.question.kind == "definition":
+        excerpt = _excerpt(facts.definitions[0], sources)
+        if excerpt:
+            parts.append(excerpt)
+        name = facts.definitions[0].name
+        if facts.references:
+            parts.append(
+                f"It is referred to {_times(facts.references)} in the indexed code; "
+                f"ask “who calls `{name}`?” for the places."
+            )
+        else:
+            parts.append(f"Nothing in the indexed code refers to `{name}`.")
+    else:
+        parts.append(_sites_text(facts, cites, multi_repo))
+    return "\n\n".join(p for p in parts if p), cites.all()
+
+
+def map_answer(maps: Sequence[RepoMap], permalink: Permalink) -> tuple[str, tuple[Citation, ...]]:
+    rendered = render_maps(maps)
+    cites = _Cites(permalink)
+    for d in rendered.symbols:
+        cites.definition(d)
+    intro = "Here is a map of the indexed code: directories with file counts, then the "
+    intro += "symbols the rest of the code refers to most."
+    if not any(m.top for m in maps):
+        intro = "Here is a map of the indexed code (directories with file counts)."
+    return f"{intro}\n\n{rendered.text}", cites.all()
+
+
+def missing_note(facts: SymbolFacts | None) -> str:
+    """One honest sentence when a named symbol is not in the table ("" otherwise)."""
+    if facts is None or facts.answerable or not facts.question.name:
+        return ""
+    # The name is not repeated: a reply must carry nothing that looks like an answer from
+    # a repository the place cannot see (see tests/reliability/test_scope_matrix.py).
+    if facts.question.kind == "definition":
+        return "I found no definition of that name in the repositories available here."
+    return (
+        "I found no definition of that name and no references to it in the repositories "
+        "available here."
+    )
+
+
+def facts_block(facts: SymbolFacts | None, sources: Sequence[Source]) -> str:
+    """The findings for the model's prompt, each location with the source number holding it.
+
+    Names and paths come from the repository: each fact is kept on one line (`one_line`),
+    so none can start a line of its own in the prompt.
+    """
+    if facts is None:
+        return ""
+    if facts.question.kind == "overview":
+        return _map_facts(render_maps(facts.maps), sources) if facts.maps else ""
+    return "\n".join(one_line(line) for line in _fact_lines(facts, sources))
+
+
+def _fact_lines(facts: SymbolFacts, sources: Sequence[Source]) -> list[str]:
+    missing = missing_note(facts)
+    if missing:
+        return [f"- {missing}"]
+    lines = [_definition_fact(d, sources) for d in facts.definitions[:MAX_LISTED_DEFINITIONS]]
+    if facts.question.kind == "definition":
+        if facts.references:
+            name = facts.definitions[0].name
+            lines.append(f"- `{name}` is referred to {_times(facts.references)}.")
+        return lines
+    if not facts.sites:
+        what = "calls to" if facts.question.kind == "callers" else "references to"
+        return [*lines, f"- The symbol table has no {what} `{facts.question.name}`."]
+    lines.append(f"- {_count_sentence(facts)} (matched by name):")
+    for site in facts.sites[:FACT_SITES]:
+        where = _site_caller(site)
+        lines.append(f"  - {site.repo}: {_site_label(site)}{where}{_number(sources, site)}")
+    if len(facts.sites) > FACT_SITES:
+        lines.append(f"  - … and {len(facts.sites) - FACT_SITES} more")
+    return lines
+
+
+# -- definitions ------------------------------------------------------------------------------
+
+
+def _definition_text(facts: SymbolFacts, cites: _Cites, multi_repo: bool) -> str:
+    defs = facts.definitions
+    name = f"`{facts.question.name}`"
+    if not defs:
+        return (
+            f"The indexed code has no function, class or method named {name} (it may be a "
+            "variable or constant, or come from a library)."
+        )
+    if len(defs) == 1:
+        d = defs[0]
+        return (
+            f"{name} is defined in {cites.definition(d)}{_repo(d.repo, multi_repo)} ({_what(d)})."
+        )
+    listed = defs[:MAX_LISTED_DEFINITIONS]
+    lines = [f"{name} has {len(defs)} definitions:"]
+    lines += [f"• {cites.definition(d)} {_what(d)}{_repo(d.repo, multi_repo)}" for d in listed]
+    if facts.question.kind != "definition":
+        lines.append("References are matched by name, so the places below may use any of them.")
+    return "\n".join(lines)
+
+
+def _what(d: SymbolDef) -> str:
+    return f"{d.kind} `{d.symbol}`" if d.kind else f"`{d.symbol}`"
+
+
+def _excerpt(d: SymbolDef, sources: Sequence[Source]) -> str:
+    """The head of the definition, with its decorators, from the source that holds it."""
+    source = next(
+        (
+            s
+            for s in sources
+            if s.repo == d.repo and s.path == d.path and s.start_line <= d.start_line <= s.end_line
+        ),
+        None,
+    )
+    if source is None:
+        return ""
+    lines = source.text.split("\n")
+    first = d.start_line - source.start_line
+    while first > 0 and lines[first - 1].lstrip().startswith(_DECORATION):
+        first -= 1
+    last = min(d.end_line - source.start_line, first + EXCERPT_LINES - 1, len(lines) - 1)
+    body = "\n".join(lines[first : last + 1])
+    fence = "````" if "```" in body else "```"
+    cut = "\n…" if d.end_line - source.start_line > last else ""
+    return f"{fence}{_fence_lang(source.language)}\n{body}{cut}\n{fence}"
+
+
+def _definition_fact(d: SymbolDef, sources: Sequence[Source]) -> str:
+    label = line_label(d.path, d.start_line, d.end_line)
+    number = _number(sources, d)
+    return f"- `{d.name}` is defined at {d.repo}: {label} ({d.kind} `{d.symbol}`){number}"
+
+
+# -- call sites and references ----------------------------------------------------------------
+
+
+def _sites_text(facts: SymbolFacts, cites: _Cites, multi_repo: bool) -> str:
+    name = f"`{facts.question.name}`"
+    if not facts.sites:
+        what = "calls to" if facts.question.kind == "callers" else "references to"
+        return f"I found no {what} {name} in the indexed code."
+    lines = [f"{_count_sentence(facts)}:"]
+    for site in facts.sites[:MAX_SITES]:
+        code = facts.code.get((site.repo, site.path, site.line), "").strip()
+        quoted = f": {_inline(code)}" if code else ""
+        label = cites.site(site)
+        lines.append(f"• {label}{_repo(site.repo, multi_repo)}{_site_caller(site)}{quoted}")
+    hidden = facts.sites[MAX_SITES:]
+    more = facts.total_sites - min(len(facts.sites), MAX_SITES)
+    if _read_all(facts) and hidden:
+        files = len({(s.repo, s.path) for s in hidden})
+        lines.append(f"… and {more:,} more in {_files(files)}.")
+    elif more > 0:
+        lines.append(f"… and {more:,} more.")
+    return "\n".join(lines)
+
+
+def _count_sentence(facts: SymbolFacts) -> str:
+    n = max(facts.total_sites, len(facts.sites))
+    files = _files(facts.files) if _read_all(facts) else f"at least {_files(facts.files)}"
+    verb = "Called from" if facts.question.kind == "callers" else "Referenced in"
+    return f"{verb} {n:,} place{'' if n == 1 else 's'} in {files}"
+
+
+def _read_all(facts: SymbolFacts) -> bool:
+    return facts.total_sites <= len(facts.sites)
+
+
+def _site_caller(site: SymbolRef) -> str:
+    return f" in `{site.caller}`" if site.caller else " at module level"
+
+
+def _site_label(site: SymbolRef) -> str:
+    return line_label(site.path, site.line, site.line)
+
+
+def _inline(code: str) -> str:
+    if len(code) > CODE_CHARS:
+        code = code[: CODE_CHARS - 1].rstrip() + "…"
+    return f"`` {code} ``" if "`" in code else f"`{code}`"
+
+
+# -- shared -----------------------------------------------------------------------------------
+
+
+class _Cites:
+    """Citations in the order the text mentions them, one per label."""
+
+    def __init__(self, permalink: Permalink) -> None:
+        self._permalink = permalink
+        self._by_label: dict[tuple[str, str], Citation] = {}
+
+    def definition(self, d: SymbolDef) -> str:
+        return self._add(d.repo, d.path, d.start_line, d.end_line, d.symbol)
+
+    def site(self, site: SymbolRef) -> str:
+        return self._add(site.repo, site.path, site.line, site.line, site.caller)
+
+    def _add(self, repo: str, path: str, start: int, end: int, symbol: str) -> str:
+        source = Source(repo, path, "", start, end, symbol, "", 0.0)
+        cite = to_citation(source, self._permalink)
+        self._by_label.setdefault((repo, cite.label), cite)
+        return f"**{cite.label}**"
+
+    def all(self) -> tuple[Citation, ...]:
+        return tuple(self._by_label.values())
+
+
+def _map_facts(rendered: RenderedMap, sources: Sequence[Source]) -> str:
+    numbered = [
+        one_line(
+            f"- {d.repo}: {line_label(d.path, d.start_line, d.end_line)} is {d.kind} "
+            f"`{d.symbol}`{_number(sources, d)}"
+        )
+        for d in rendered.symbols
+        if _number(sources, d)
+    ]
+    extra = "\n".join(["Central definitions quoted in the sources:", *numbered]) if numbered else ""
+    return f"Repository map (exact, from the index):\n{rendered.text}" + (
+        f"\n\n{extra}" if extra else ""
+    )
+
+
+def _number(sources: Sequence[Source], where: SymbolDef | SymbolRef) -> str:
+    line = where.start_line if isinstance(where, SymbolDef) else where.line
+    for n, s in enumerate(sources, start=1):
+        if s.repo == where.repo and s.path == where.path and s.start_line <= line <= s.end_line:
+            return f" [{n}]"
+    return ""
+
+
+def _repo(repo: str, show: bool) -> str:
+    return f" ({repo})" if show else ""
+
+
+def _files(n: int) -> str:
+    return f"{n:,} file" if n == 1 else f"{n:,} files"
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n:,} times"
+
+
+def _fence_lang(language: str) -> str:
+    return {"csharp": "cs", "text": "", "markdown": "md"}.get(language, language)

@@ -1,0 +1,170 @@
+"""The SQL and decoding behind `SymbolStore`'s reads (one open connection, one snapshot).
+
+Every function takes a connection inside the caller's read transaction. Names
+are matched by `store`'s rules: references by the last segment of a dotted
+name, through the full-text index (any case) and then the packed names
+(exact case, or any case when nothing matched exactly).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import PurePosixPath
+
+from bot.symbols import schema
+from bot.symbols.model import RankedSymbol, SymbolDef, SymbolRef
+from bot.symbols.packed import CallerMap, folded_indexes, name_index, site_codes, site_count
+from bot.symbols.ranking import FileNames, rank
+
+_TOKEN = re.compile(r"[\w" + re.escape(schema.NAME_CHARS) + r"]+")
+_DEF_COLUMNS = "f.repo, f.path, d.name, d.symbol, d.kind, d.start_line, d.end_line"
+
+Candidate = tuple[int, str, str, str, bytes]  # fid, repo, path, names, offsets
+
+
+def in_repos(repos: frozenset[str] | None) -> tuple[str, list[str]]:
+    """An `AND f.repo IN (...)` clause and its parameters; nothing for every repository."""
+    if repos is None:
+        return "", []
+    ordered = sorted(repos)
+    return f" AND f.repo IN ({', '.join('?' * len(ordered))})", ordered
+
+
+# -- definitions -------------------------------------------------------------------------
+
+
+def definition_rows(
+    db: sqlite3.Connection, last: str, repos: frozenset[str] | None, *, folded: bool
+) -> list[SymbolDef]:
+    """Definitions whose name is `last` (ignoring ASCII case when `folded`)."""
+    match = "lower(d.name) = lower(?)" if folded else "d.name = ?"
+    scope, params = in_repos(repos)
+    rows = db.execute(
+        f"SELECT {_DEF_COLUMNS} FROM defs d JOIN files f ON f.fid = d.fid WHERE {match}{scope}",
+        [last, *params],
+    ).fetchall()
+    return [SymbolDef(*row) for row in rows]
+
+
+def named(d: SymbolDef, query: str, *, folded: bool) -> bool:
+    """Whether `d` is what `query` names: its name, or a dotted suffix of its qualified name."""
+
+    def norm(s: str) -> str:
+        return s.casefold() if folded else s
+
+    wanted = norm(query)
+    if "." not in wanted:
+        return norm(d.name) == wanted
+    module = PurePosixPath(d.path).with_suffix("")
+    qualifiers = [d.symbol]
+    for prefix in (module, module.parent):
+        dotted = ".".join(p for p in prefix.parts if p != "__init__")
+        if dotted:
+            qualifiers.append(f"{dotted}.{d.symbol}")
+    return any(norm(full) == wanted or norm(full).endswith("." + wanted) for full in qualifiers)
+
+
+# -- references ----------------------------------------------------------------------------
+
+
+def candidate_files(
+    db: sqlite3.Connection, last: str, repos: frozenset[str] | None
+) -> list[Candidate]:
+    """Files whose names include `last` in any case, by repo and path."""
+    tokens = _TOKEN.findall(last)
+    if not tokens:
+        return []
+    scope, params = in_repos(repos)
+    rows = db.execute(
+        "SELECT f.fid, f.repo, f.path, f.names, f.offsets FROM ref_names "
+        "JOIN files f ON f.fid = ref_names.rowid "
+        f"WHERE ref_names MATCH ?{scope} ORDER BY f.repo, f.path",
+        [" AND ".join(f'"{t}"' for t in tokens), *params],
+    ).fetchall()
+    return [(int(r[0]), str(r[1]), str(r[2]), str(r[3]), bytes(r[4])) for r in rows]
+
+
+def _indexes(names: str, last: str, folded: bool) -> list[int]:
+    if folded:
+        return folded_indexes(names, last)
+    at = name_index(names, last)
+    return [at] if at >= 0 else []
+
+
+def collect_sites(
+    db: sqlite3.Connection,
+    candidates: list[Candidate],
+    last: str,
+    folded: bool,
+    calls_only: bool,
+    limit: int,
+) -> list[SymbolRef]:
+    """Up to `limit` references to `last` in `candidates`, in their order, then by line."""
+    out: list[SymbolRef] = []
+    for fid, repo, path, names, offsets in candidates:
+        indexes = _indexes(names, last, folded)
+        if not indexes:
+            continue
+        written = names.split() if folded else []
+        sites = _sites(db, fid)
+        found = sorted(
+            (code >> 1, written[i] if folded else last, bool(code & 1))
+            for i in indexes
+            for code in site_codes(offsets, sites, i)
+            if code & 1 or not calls_only
+        )
+        if not found:
+            continue
+        callers = CallerMap(_file_definitions(db, fid))
+        out.extend(
+            SymbolRef(repo, path, name, line, callers.caller(line), call)
+            for line, name, call in found
+        )
+        if len(out) >= limit:
+            return out[:limit]
+    return out
+
+
+def _sites(db: sqlite3.Connection, fid: int) -> bytes:
+    row = db.execute("SELECT sites FROM files WHERE fid = ?", (fid,)).fetchone()
+    return bytes(row[0]) if row is not None else b""
+
+
+def count_sites(
+    db: sqlite3.Connection, candidates: list[Candidate], last: str, folded: bool, calls_only: bool
+) -> int:
+    """How many references to `last` (or calls of it) `candidates` hold."""
+    total = 0
+    for fid, _repo, _path, names, offsets in candidates:
+        indexes = _indexes(names, last, folded)
+        if not indexes:
+            continue
+        if not calls_only:
+            total += sum(site_count(offsets, i) for i in indexes)
+            continue
+        sites = _sites(db, fid)
+        total += sum(code & 1 for i in indexes for code in site_codes(offsets, sites, i))
+    return total
+
+
+def _file_definitions(db: sqlite3.Connection, fid: int) -> list[SymbolDef]:
+    rows = db.execute(
+        f"SELECT {_DEF_COLUMNS} FROM defs d JOIN files f ON f.fid = d.fid WHERE d.fid = ?",
+        (fid,),
+    ).fetchall()
+    return [SymbolDef(*row) for row in rows]
+
+
+def rank_repo(db: sqlite3.Connection, repo: str) -> list[RankedSymbol]:
+    """Every definition of `repo`, most referred to first (see `ranking`)."""
+    rows = db.execute(
+        f"SELECT d.fid, {_DEF_COLUMNS} FROM defs d JOIN files f ON f.fid = d.fid WHERE f.repo = ?",
+        (repo,),
+    ).fetchall()
+    definitions = [(int(r[0]), SymbolDef(*r[1:])) for r in rows]
+    files = (
+        FileNames(int(fid), frozenset(str(names).split()))
+        for fid, names in db.execute("SELECT fid, names FROM files WHERE repo = ?", (repo,))
+    )
+    return rank(definitions, files)

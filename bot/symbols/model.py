@@ -1,0 +1,73 @@
+"""Values of the symbol and reference table built at ingest.
+
+Per file, tree-sitter gives every definition (qualified the way chunks are:
+`Outer.Inner.method`) and every reference to a name (calls marked), with the
+enclosing definition as the caller. The store (`bot.symbols.store`) keeps them
+per repository and answers "where is X defined", "who calls X" and "which
+symbols matter most" exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """One definition in a file; `name` is the last segment of `symbol`."""
+
+    name: str
+    symbol: str  # qualified: "Session.send"
+    kind: str  # a chunk kind: function, method, class, struct, ...
+    start_line: int  # 1-based, inclusive, decorators and attached comments excluded
+    end_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """One use of a name in a file (not its own definition)."""
+
+    name: str  # the identifier as written, last segment only ("send" for `self.send()`)
+    line: int
+    caller: str  # qualified symbol of the innermost enclosing definition, "" at module level
+    call: bool  # the name is called here (`send(...)`, `obj.send(...)`, `new Send()`)
+
+
+@dataclass(frozen=True, slots=True)
+class FileSymbols:
+    definitions: tuple[Definition, ...] = ()
+    references: tuple[Reference, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolDef:
+    """A definition located in an indexed repository."""
+
+    repo: str
+    path: str
+    name: str
+    symbol: str
+    kind: str
+    start_line: int
+    end_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolRef:
+    """A reference located in an indexed repository."""
+
+    repo: str
+    path: str
+    name: str
+    line: int
+    caller: str
+    call: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RankedSymbol:
+    """A definition with its importance: how much the rest of the code refers to it."""
+
+    definition: SymbolDef
+    score: float  # higher is more central (see `SymbolStore.top_symbols`)
+    referrers: int  # distinct other files that refer to its name

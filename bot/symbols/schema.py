@@ -1,0 +1,100 @@
+"""The symbol table's SQLite layout, and opening a file with it.
+
+One row per indexed file (`files`) holds its packed references (see `packed`);
+`defs` holds its definitions. `ref_names` is an FTS5 index over each file's
+referenced names, so "which files use `send`" is one index lookup; FTS5 folds
+case, so it finds candidates and the packed names decide exact matches.
+Triggers keep the full-text index and `defs` in step with `files`.
+`generations` counts writes per repository, so cached rankings know when they
+are stale, in this process or another.
+
+The file is a cache of what the sources say: a different schema version, or a
+file that is not a database, is set aside and rebuilt by the next ingest.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+SCHEMA_VERSION = "2"
+NAME_CHARS = "_$?!@"  # beside letters and digits, what names are made of
+
+_TABLES = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS files (
+    fid INTEGER PRIMARY KEY, repo TEXT NOT NULL, path TEXT NOT NULL, blob TEXT NOT NULL,
+    names TEXT NOT NULL, offsets BLOB NOT NULL, sites BLOB NOT NULL,
+    UNIQUE (repo, path)
+);
+CREATE TABLE IF NOT EXISTS defs (
+    fid INTEGER NOT NULL, seq INTEGER NOT NULL, name TEXT NOT NULL, symbol TEXT NOT NULL,
+    kind TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+    PRIMARY KEY (fid, seq)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS defs_by_name ON defs (name);
+CREATE INDEX IF NOT EXISTS defs_by_folded_name ON defs (lower(name));
+CREATE VIRTUAL TABLE IF NOT EXISTS ref_names USING fts5 (
+    names, content='files', content_rowid='fid', detail=none,
+    tokenize="unicode61 remove_diacritics 0 tokenchars '{NAME_CHARS}'"
+);
+CREATE TRIGGER IF NOT EXISTS files_added AFTER INSERT ON files BEGIN
+    INSERT INTO ref_names (rowid, names) VALUES (new.fid, new.names);
+END;
+CREATE TRIGGER IF NOT EXISTS files_removed AFTER DELETE ON files BEGIN
+    INSERT INTO ref_names (ref_names, rowid, names) VALUES ('delete', old.fid, old.names);
+    DELETE FROM defs WHERE fid = old.fid;
+END;
+CREATE TABLE IF NOT EXISTS generations (
+    repo TEXT PRIMARY KEY, generation INTEGER NOT NULL
+) WITHOUT ROWID;
+"""
+_DROP = """
+DROP TRIGGER IF EXISTS files_added;
+DROP TRIGGER IF EXISTS files_removed;
+DROP TABLE IF EXISTS ref_names;
+DROP TABLE IF EXISTS defs;
+DROP TABLE IF EXISTS files;
+DROP TABLE IF EXISTS generations;
+DROP TABLE IF EXISTS meta;
+"""
+
+
+def connect(path: Path | str, *, uri: bool = False) -> sqlite3.Connection:
+    db = sqlite3.connect(path, check_same_thread=False, timeout=10, uri=uri)
+    try:
+        db.execute("PRAGMA synchronous=NORMAL")  # a cache: a lost last write is redone
+    except sqlite3.Error:
+        db.close()
+        raise
+    return db
+
+
+def open_file(path: Path) -> sqlite3.Connection:
+    """A connection to the table in `path`, created or brought to this schema version.
+
+    Raises sqlite3.DatabaseError (after closing) when the file is not a usable database.
+    """
+    db = connect(path)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        ensure_schema(db)
+    except sqlite3.Error:
+        db.close()
+        raise
+    return db
+
+
+def ensure_schema(db: sqlite3.Connection) -> None:
+    with db:
+        db.executescript(_TABLES)
+        row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    if row is not None and row[0] == SCHEMA_VERSION:
+        return
+    if row is not None:  # another layout: everything is rebuilt from the sources
+        db.executescript(_DROP)
+        db.executescript(_TABLES)
+    with db:
+        db.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,)
+        )

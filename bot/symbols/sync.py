@@ -1,0 +1,129 @@
+"""What one ingest does to a repository's symbol table (see `bot.ingest.pipeline`).
+
+Each file's symbols are recorded with a key derived from the file's index key
+(its blob and the pipeline version) and `SYMBOLS_VERSION`. A file needs symbol
+work when its recorded key differs from its current one: it was re-chunked
+(its symbols come from the same parse), or the table lost it or holds it from
+an older extractor (it is read and parsed again, nothing else). Paths the table
+knows but the source no longer lists are removed.
+
+The table is a cache of the sources: when it cannot be read or written, that
+is logged and the ingest goes on; the next one finds the keys stale and redoes
+the work. Repositories that left the index (removed from the configuration)
+leave the table at the next ingest of any repository.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from bot.errors import BotError
+from bot.ingest.languages import language_for
+from bot.ingest.secrets import scrub
+from bot.ingest.sources import Source, SourceFile
+from bot.models import FileEntry
+from bot.symbols.extract import extract_text
+from bot.symbols.packed import PackedSymbols
+from bot.symbols.store import SymbolStore
+
+log = logging.getLogger(__name__)
+
+# Bumped when extraction changes, so every file's symbols are read again once.
+SYMBOLS_VERSION = "1"
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+def symbols_key(file_key: str) -> str:
+    """The key recorded with a file's symbols, from its index key."""
+    return f"{SYMBOLS_VERSION}|{file_key}"
+
+
+class SymbolSync:
+    """Symbol work for one ingest of `repo`; does nothing without a store."""
+
+    def __init__(self, store: SymbolStore | None, repo: str) -> None:
+        self._store = store
+        self._repo = repo
+        self.found: list[tuple[str, str, PackedSymbols]] = []  # (path, key, symbols)
+        self.recorded = self._recorded()
+
+    @property
+    def enabled(self) -> bool:
+        return self._store is not None
+
+    def _recorded(self) -> dict[str, str]:
+        if self._store is None:
+            return {}
+        try:
+            return self._store.blobs(self._repo)
+        except BotError as exc:
+            log.warning("symbol table unreadable: %s", exc.detail or exc.user_message)
+            return {}
+
+    def complete(self, manifest: Mapping[str, FileEntry]) -> bool:
+        """Whether the table holds current symbols for exactly the indexed files."""
+        recorded = self.recorded
+        return self._store is None or (
+            len(recorded) == len(manifest)
+            and all(recorded.get(p) == symbols_key(e.blob) for p, e in manifest.items())
+        )
+
+    def add(self, path: str, file_key: str, symbols: PackedSymbols) -> None:
+        """The symbols of a file just chunked (see `extract.analyze`)."""
+        if self._store is not None:
+            self.found.append((path, symbols_key(file_key), symbols))
+
+    def read_missing(
+        self,
+        source: Source,
+        files: Sequence[tuple[SourceFile, str]],
+        progress: Progress | None = None,
+    ) -> None:
+        """Read and parse, for their symbols only, those of `files` (file, key) the table
+        lacks or holds stale; call after `add` has seen every chunked file."""
+        if self._store is None:
+            return
+        done_paths = {path for path, _, _ in self.found}
+        todo = [
+            (f, key)
+            for f, key in files
+            if f.path not in done_paths and self.recorded.get(f.path) != symbols_key(key)
+        ]
+        keys = dict((f.path, key) for f, key in todo)
+        reads = source.read_many([f for f, _ in todo])
+        for done, (f, raw) in enumerate(reads, start=1):
+            text = scrub(raw, f.path).text  # the text the index holds, so lines agree
+            found = extract_text(f.path, text, language_for(f.path) or "text")
+            self.found.append((f.path, symbols_key(keys[f.path]), found))
+            if progress is not None:
+                progress("symbols", done, len(todo))
+
+    def write(self, listed: Sequence[str]) -> None:
+        """Store what was found and drop recorded paths not in `listed`; never raises."""
+        if self._store is None:
+            return
+        removed = sorted(set(self.recorded) - set(listed))
+        if not (self.found or removed):
+            return
+        try:
+            self._store.apply(self._repo, self.found, removed)
+        except BotError as exc:
+            log.warning("symbols of %s not stored: %s", self._repo, exc.detail or exc.user_message)
+
+    def drop_unindexed(self, indexed: Callable[[], Iterable[str]]) -> None:
+        """Remove repositories the index no longer has; never raises.
+
+        The table is listed before the index: a repository reaches the table only after
+        its index state is written, so one being ingested concurrently is never dropped.
+        """
+        if self._store is None:
+            return
+        try:
+            stale = set(self._store.repos()) - set(indexed()) - {self._repo}
+            for repo in sorted(stale):
+                self._store.remove_repo(repo)
+                log.info("removed %s from the symbol table: it is no longer indexed", repo)
+        except BotError as exc:
+            log.warning("symbol table not pruned: %s", exc.detail or exc.user_message)
