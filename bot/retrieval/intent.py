@@ -48,7 +48,7 @@ _ASKS_CONFIG = {
 }  # fmt: skip
 
 # Multipliers for a file of a kind the question did not ask for.
-TEST_PRIOR = 0.55
+TEST_PRIOR = 0.35
 DOC_PRIOR = 0.7
 EXAMPLE_PRIOR = 0.75
 CONFIG_PRIOR = 0.8

@@ -16,6 +16,8 @@ from bot.index.tokens import code_tokens, path_tokens, query_terms
 _CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _PY_FRAME = re.compile(r'File "([^"]+)", line (\d+)(?:, in ([\w.<>]+))?')
+# pytest's long tracebacks: "src/_pytest/runner.py:244: in from_call" at the start of a line.
+_PYTEST_FRAME = re.compile(r"^([\w./\\-]+\.py):(\d+):(?: in ([\w.<>]+))?", re.M)
 _GENERIC_FRAME = re.compile(r"\bat ([\w.$]+)\(([\w./-]+\.\w+):(\d+)")
 _PATH = re.compile(
     r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+|[\w-]+\.(?:py|js|jsx|ts|tsx|go|java|rs|c|h|cc|cpp|hpp|cs|rb|php|md|toml|yaml|yml|json|cfg|ini|txt|rst))(?![\w/])"
@@ -24,6 +26,7 @@ _DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\(\))?")
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\(\)")
 _IDENT = re.compile(r"\b([A-Za-z_]\w*)\b")
 _URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+")
+SUBJECT_MIN_CHARS = 200  # shorter questions are all subject
 _ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf)\.", re.IGNORECASE)
 # Words of the languages themselves: in pasted code they name nothing in the repository.
 KEYWORDS = frozenset(
@@ -52,6 +55,7 @@ class QueryAnalysis:
     symbols: tuple[str, ...]  # identifiers / dotted-name parts to match symbols exactly
     paths: tuple[str, ...]  # file paths or file names mentioned
     code: str  # code pasted in the question (blocks and inline spans)
+    subject: str = ""  # the first line of a long, multi-line question (an issue's title)
 
     @property
     def exact_terms(self) -> tuple[str, ...]:
@@ -77,10 +81,11 @@ def analyze(text: str) -> QueryAnalysis:
 
     symbols: dict[str, None] = {}
     paths: dict[str, None] = {}
-    for m in _PY_FRAME.finditer(text):
-        paths.setdefault(_trim_path(m.group(1)), None)
-        if m.group(3) and not m.group(3).startswith("<"):
-            symbols.setdefault(m.group(3), None)
+    for frame in (_PY_FRAME, _PYTEST_FRAME):
+        for m in frame.finditer(text):
+            paths.setdefault(_trim_path(m.group(1)), None)
+            if m.group(3) and not m.group(3).startswith("<"):
+                symbols.setdefault(m.group(3), None)
     for m in _GENERIC_FRAME.finditer(text):
         symbols.setdefault(m.group(1).split(".")[-1], None)
         paths.setdefault(m.group(2), None)
@@ -112,7 +117,20 @@ def analyze(text: str) -> QueryAnalysis:
         symbols=tuple(s for s in symbols if len(s) > 2),
         paths=tuple(paths),
         code="\n".join(code_parts),
+        subject=subject_of(text),
     )
+
+
+def subject_of(text: str) -> str:
+    """The first line of a long question that goes on below it, else "".
+
+    A bug report or a question followed by pasted logs leads with what it is
+    about; the lines below add detail and a lot of noise (output, versions).
+    """
+    if len(text) < SUBJECT_MIN_CHARS:
+        return ""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[0] if len(lines) > 1 else ""
 
 
 def _trim_path(path: str) -> str:

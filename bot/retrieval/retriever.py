@@ -21,6 +21,7 @@ from bot.index.tokens import query_terms
 from bot.models import Chunk, FileHit, Hit, Usage, line_label
 from bot.retrieval.intent import Intent, intent_of, prior
 from bot.retrieval.query import QueryAnalysis, analyze
+from bot.retrieval.symbol_facts import SymbolFacts, SymbolFinder, SymbolLookup, exact_first
 from bot.tokencount import count_tokens
 
 log = logging.getLogger(__name__)
@@ -32,9 +33,10 @@ DENSE_K = 100
 FILE_K = 100
 EXACT_WEIGHT = 1.5  # identifiers and paths in a question outrank plain words
 PATH_MENTION_BOOST = 1.0  # a file the question names is as good as the best file
-MAX_DEFINITION_BOOSTS = 3  # boost files defining a named symbol only when few are named
+MAX_DEFINITION_BOOSTS = 6  # boost files defining a named symbol only when few are named
 HYDE_WEIGHT = 0.7  # the hypothetical code helps, but the question itself leads
 HYDE_TERMS = 60
+SUBJECT_WEIGHT = 1.0  # a long question's first line counts as much again as the whole of it
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +64,7 @@ class Retrieval:
     sources: list[Source]  # merged and budgeted context, best first
     usage: Usage = field(default_factory=Usage)  # embedding tokens, plus HyDE's when it ran
     timings: dict[str, float] = field(default_factory=dict)
+    symbols: SymbolFacts | None = None  # exact findings for a symbol or overview question
 
 
 class Retriever:
@@ -74,8 +77,10 @@ class Retriever:
         context_tokens: int = 6000,
         max_sources: int = 12,
         expander: Callable[[str], tuple[str, Usage]] | None = None,
+        symbols: SymbolLookup | None = None,
     ) -> None:
         self._index = index
+        self.symbol_finder = SymbolFinder(index, symbols)
         self._embedder = embedder
         self._expander = expander
         self._file_weight = file_weight
@@ -87,12 +92,16 @@ class Retriever:
         analysis = analyze(text)
         hits, usage = self._ranked(analysis, repos)
         ranked_at = time.perf_counter()
+        facts = self.symbol_finder.find(text, repos)  # None unless the table answers exactly
+        hits = exact_first(facts, hits)
+        looked_up_at = time.perf_counter()
         sources = self._context(hits)
         timings = {
             "search": ranked_at - started,
-            "context": time.perf_counter() - ranked_at,
+            "symbols": looked_up_at - ranked_at,
+            "context": time.perf_counter() - looked_up_at,
         }
-        return Retrieval(analysis, hits, sources, usage, timings)
+        return Retrieval(analysis, hits, sources, usage, timings, facts)
 
     def search(self, text: str, repos: frozenset[str] | None, top_k: int = 10) -> list[Hit]:
         hits, _ = self._ranked(analyze(text), repos)
@@ -130,6 +139,13 @@ class Retriever:
             tokens += hypo_tokens
         usage = usage + Usage(embedding_tokens=tokens)
         files = self._index.files_lexical(terms, repos=repos, k=FILE_K) if terms else []
+        subject = query_terms(q.subject) if q.subject else []
+        if subject:
+            # The subject line ranks again on its own, for chunks and for whole files.
+            ranked_lists.append(
+                (SUBJECT_WEIGHT, self._index.lexical(subject, repos=repos, k=LEXICAL_K))
+            )
+            files = _fuse_files(files, self._index.files_lexical(subject, repos=repos, k=FILE_K))
         return self._blend(_fuse(ranked_lists), files, q, intent_of(q.text)), usage
 
     def _hybrid(
@@ -223,6 +239,19 @@ def _fuse(ranked_lists: Sequence[tuple[float, list[Hit]]]) -> list[Hit]:
     return [Hit(chunks[cid], scores[cid]) for cid in order]
 
 
+def _fuse_files(*lists: Sequence[FileHit]) -> list[FileHit]:
+    """Reciprocal-rank fusion of whole-file rankings, best first."""
+    scores: dict[tuple[str, str], float] = {}
+    first: dict[tuple[str, str], FileHit] = {}
+    for hits in lists:
+        for rank, hit in enumerate(hits):
+            key = (hit.repo, hit.path)
+            scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
+            first.setdefault(key, hit)
+    order = sorted(scores, key=scores.__getitem__, reverse=True)
+    return [FileHit(first[key].repo, first[key].path, scores[key]) for key in order]
+
+
 def _defines(symbol: str, names: set[str]) -> bool:
     """Whether a chunk defines one of `names` (its own or a merged neighbour's last segment)."""
     if not symbol or not names:
@@ -231,7 +260,12 @@ def _defines(symbol: str, names: set[str]) -> bool:
 
 
 def _mentioned(path: str, mentioned: Sequence[str]) -> bool:
-    return any(path == m or path.endswith("/" + m.lstrip("/")) for m in mentioned)
+    """`path` is named: exactly, by a tail ("flask/app.py"), or inside a longer path such as a
+    traceback's "/home/me/proj/src/flask/app.py" (only when `path` has a directory)."""
+    return any(
+        path == m or path.endswith("/" + m.lstrip("/")) or ("/" in path and m.endswith("/" + path))
+        for m in mentioned
+    )
 
 
 def merge_neighbours(hits: Sequence[Hit]) -> list[Source]:

@@ -51,3 +51,25 @@ def test_looks_like_identifier():
     assert looks_like_identifier("MAX_SIZE")
     assert not looks_like_identifier("Hello")
     assert not looks_like_identifier("webhooks")
+
+
+def test_pytest_long_traceback_frames_name_files_and_functions():
+    report = (
+        "BytesWarning with --setup-show\n\n```\n"
+        "src/_pytest/runner.py:244: in from_call\n    result = func()\n"
+        "src/_pytest/setuponly.py:69: in _show_fixture_action\n"
+        "    tw.write('[{}]'.format(fixturedef.cached_param))\n```\n"
+    )
+    q = analyze(report)
+    assert q.paths[:2] == ("src/_pytest/runner.py", "src/_pytest/setuponly.py")
+    assert "_show_fixture_action" in q.symbols
+
+
+def test_a_long_multi_line_question_leads_with_its_subject():
+    issue = "Proxy authentication bug\n\n" + "When using proxies, pip list shows:\n" * 8
+    assert analyze(issue).subject == "Proxy authentication bug"
+
+
+def test_short_or_single_line_questions_have_no_separate_subject():
+    assert analyze("Where is the session created?\nIn which module?").subject == ""
+    assert analyze("word " * 100).subject == ""

@@ -1,0 +1,59 @@
+"""Ranking signals that go beyond bag-of-words: an issue's subject line and traceback paths."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.config import Settings
+from bot.core import CLI, Core
+from bot.retrieval.retriever import _mentioned
+
+NOISY_LOG = "\n".join(
+    f"platform linux -- session collected item report terminal output line {n}" for n in range(30)
+)
+
+
+def _core(tmp_path: Path, files: dict[str, str]) -> Core:
+    tree = tmp_path / "tree"
+    for rel, text in files.items():
+        path = tree / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    core = Core.from_settings(Settings())
+    core.index_repo(str(tree), name="proj")
+    return core
+
+
+def test_the_subject_line_outweighs_pasted_output(tmp_path: Path) -> None:
+    core = _core(
+        tmp_path,
+        {
+            "proj/proxies.py": (
+                "def proxy_auth_header(proxy_url):\n"
+                '    """Build the Proxy-Authorization header for an authenticated proxy."""\n'
+                "    return basic_auth(proxy_url)\n"
+            ),
+            "proj/terminal.py": (
+                "def report_session(items):\n"
+                '    """Write the terminal report: platform, session, collected items."""\n'
+                "    return ['platform linux session collected item report output line']\n"
+            ),
+        },
+    )
+    try:
+        question = f"Proxy authentication header is wrong\n\nI ran it and got:\n{NOISY_LOG}\n"
+        hits = core.search(question, CLI, top_k=5)
+        assert hits[0].chunk.path == "proj/proxies.py"
+        # Without its subject line the same text is all about the terminal report.
+        body_only = core.search(f"I ran it and got:\n{NOISY_LOG}\n", CLI, top_k=5)
+        assert body_only[0].chunk.path == "proj/terminal.py"
+    finally:
+        core.close()
+
+
+def test_traceback_paths_under_a_checkout_match_indexed_files() -> None:
+    frame = "/home/me/work/pylint/pylint/config/arguments_manager.py"
+    assert _mentioned("pylint/config/arguments_manager.py", [frame])
+    assert _mentioned("src/flask/app.py", ["flask/app.py"])
+    assert not _mentioned("setup.py", ["/home/me/project/setup.py"])  # too short to be sure
+    assert not _mentioned("config/arguments_manager.py", ["/x/other_config/arguments_manager.py"])
