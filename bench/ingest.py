@@ -12,6 +12,12 @@ process; runs alternate ours, peer, ours, peer... so machine noise hits both
 alike; medians over --repeat runs and ratios ours/peer are reported.
 `seconds` is the indexing work inside the child (imports excluded; they are in
 `wall`). A peer run longer than --peer-timeout is stopped and reported as such.
+
+Peak memory counts every process of a run: `os.wait4` gives the largest single
+process (a waited-for grandchild's peak is folded in as a maximum, not added),
+so `TreeMemory` also samples the summed RSS and PSS of all the run's processes
+every 50 ms; `peak_rss_mb` is the larger of the two. PSS splits pages shared
+between processes (libraries, a worker's copy of the interpreter) among them.
 """
 
 from __future__ import annotations
@@ -23,8 +29,11 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +53,82 @@ from bench.report import table
 from bench.trees import snapshots, tree_stats, warm
 
 SYSTEMS = ("ours", "peer")
+SAMPLE_SECONDS = 0.05
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+@dataclass
+class TreeMemory:
+    """Peak summed RSS and PSS (bytes) of this process's descendants, sampled."""
+
+    rss: int = 0
+    pss: int = 0
+    samples: int = 0
+
+    def sample(self) -> None:
+        rss = pss = 0
+        for pid in _descendants(os.getpid()):
+            rss += _rss(pid)
+            pss += _pss(pid)
+        self.rss, self.pss = max(self.rss, rss), max(self.pss, pss)
+        self.samples += 1
+
+
+def _descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                stat = Path(f"/proc/{name}/stat").read_bytes()
+            except OSError:
+                continue  # exited meanwhile
+            ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
+            children.setdefault(ppid, []).append(int(name))
+    found, todo = [], list(children.get(root, []))
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
+def _rss(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _pss(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, IndexError, ValueError):
+        pass
+    return 0
+
+
+@contextmanager
+def tree_memory() -> Iterator[TreeMemory]:
+    """Sample the descendants' memory until the block ends (no-op without /proc)."""
+    peak = TreeMemory()
+    if not Path("/proc/self/stat").exists():
+        yield peak
+        return
+    done = threading.Event()
+
+    def loop() -> None:
+        while not done.wait(SAMPLE_SECONDS):
+            peak.sample()
+
+    sampler = threading.Thread(target=loop, name="tree-memory", daemon=True)
+    sampler.start()
+    try:
+        yield peak
+    finally:
+        done.set()
+        sampler.join()
 
 
 def child_ours(tree: str, home: str) -> None:
@@ -93,13 +178,22 @@ def child_peer(tree: str, out: str) -> None:
 def measure_once(system: str, tree: Path, args: argparse.Namespace) -> ChildResult:
     scratch = Path(tempfile.mkdtemp(prefix=f"codecite-bench-{system}-"))
     try:
-        return run_child(
-            python_for(system, args.peer_python),
-            [__file__, "--child", system, str(tree), str(scratch)],
-            timeout=args.peer_timeout if system == "peer" else args.timeout,
-        )
+        with tree_memory() as memory:
+            result = run_child(
+                python_for(system, args.peer_python),
+                [__file__, "--child", system, str(tree), str(scratch)],
+                timeout=args.peer_timeout if system == "peer" else args.timeout,
+            )
+        return with_tree_memory(result, memory)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def with_tree_memory(result: ChildResult, memory: TreeMemory) -> ChildResult:
+    """The run's peak RSS over all its processes, and their summed PSS in its output."""
+    peak = max(result.peak_rss, memory.rss)
+    out = None if result.out is None else {**result.out, "tree_pss": memory.pss}
+    return ChildResult(out, result.wall, peak, result.timed_out, result.error)
 
 
 def summarise(runs: list[ChildResult]) -> dict[str, Any]:
@@ -119,6 +213,9 @@ def summarise(runs: list[ChildResult]) -> dict[str, Any]:
         "chunks_per_s": round(out["chunks"] / seconds, 1) if seconds else None,
         "index_mb": round(median([float((r.out or {})["index_bytes"]) for r in good]) / 1e6, 2),
         "peak_rss_mb": round(median([float(r.peak_rss) for r in good]) / 1e6, 1),
+        "peak_pss_mb": round(
+            median([float((r.out or {}).get("tree_pss", 0)) for r in good]) / 1e6, 1
+        ),
         "all_seconds": [round(float((r.out or {})["seconds"]), 3) for r in good],
         **({"code_fallbacks": out["code_fallbacks"]} if "code_fallbacks" in out else {}),
         **({"error": runs[-1].error} if len(good) < len(runs) else {}),
@@ -143,12 +240,22 @@ def measure_tree(
     ours, peer = row.get("ours", {}), row.get("peer", {})
     if ours.get("ok") and peer.get("ok"):
         row["ratio"] = {
-            k: ratio(ours[k], peer[k]) for k in ("seconds", "peak_rss_mb", "index_mb", "wall")
+            k: ratio(ours[k], peer[k])
+            for k in ("seconds", "peak_rss_mb", "peak_pss_mb", "index_mb", "wall")
         }
     return row
 
 
-COLUMNS = ("files", "chunks", "seconds", "files_per_s", "chunks_per_s", "index_mb", "peak_rss_mb")
+COLUMNS = (
+    "files",
+    "chunks",
+    "seconds",
+    "files_per_s",
+    "chunks_per_s",
+    "index_mb",
+    "peak_rss_mb",
+    "peak_pss_mb",
+)
 
 
 def render(rows: list[dict[str, Any]]) -> str:
@@ -167,7 +274,7 @@ def render(rows: list[dict[str, Any]]) -> str:
         if "ratio" in row:
             q = row["ratio"]
             body.append([row["tree"], "ours/peer", None, None, q["seconds"], None, None])
-            body[-1] += [q["index_mb"], q["peak_rss_mb"]]
+            body[-1] += [q["index_mb"], q["peak_rss_mb"], q["peak_pss_mb"]]
     return table(header, body)
 
 

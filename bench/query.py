@@ -10,7 +10,8 @@ own definitions (symbol names in natural phrasing, dotted names, file names and
 plain-English questions), so every kind of query analysis is exercised. The
 same questions go to both systems, top 10 chunks each (the peer also ranks
 files by best chunk, as the CLI does). Each system builds its index and
-answers every question in its own child process (peak RSS = serving memory);
+answers every question in its own child process (peak RSS = serving memory,
+summed over the child and any processes it starts, see bench/ingest.py);
 runs alternate ours, peer, ours...; medians over --repeat runs.
 """
 
@@ -33,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import PEER_PYTHON, ChildResult, emit, median, percentile, python_for, ratio
 from bench.common import run_child as run
+from bench.ingest import tree_memory, with_tree_memory
 from bench.report import table
 from bench.trees import snapshots, warm
 
@@ -157,11 +159,13 @@ def measure_tree(
         for i in range(args.repeat):
             for system in systems:
                 home = scratch / f"{system}-{i}"
-                result = run(
-                    python_for(system, args.peer_python),
-                    [__file__, "--child", system, str(tree), str(qfile), str(home)],
-                    timeout=args.timeout,
-                )
+                with tree_memory() as memory:  # every process of the run, workers included
+                    result = run(
+                        python_for(system, args.peer_python),
+                        [__file__, "--child", system, str(tree), str(qfile), str(home)],
+                        timeout=args.timeout,
+                    )
+                result = with_tree_memory(result, memory)
                 runs[system].append(result)
                 note = f"{result.wall:.1f}s" if result.out else result.error[:200]
                 print(f"  {name} run {i + 1} {system}: {note}", file=sys.stderr, flush=True)

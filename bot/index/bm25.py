@@ -14,13 +14,16 @@ own, which lets one repository's segment be rebuilt without touching the rest.
 
 A segment is immutable once built. For the default fields the saturated term
 frequency of every posting is precomputed, so a query is a gather, a multiply
-and a `bincount`; a query on a subset of fields recombines the per-field counts.
+and a `bincount`. A query on a subset of fields runs the same way on a view of
+the segment built for those field weights on first use and kept with it: only
+the postings with the term in a chosen field, their tf' recombined from the
+per-field counts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -47,10 +50,23 @@ class Segment:
     saturated: npt.NDArray[np.float32]  # (P,) tf' * (k1 + 1) / (tf' + norm), default weights
     counts: npt.NDArray[np.uint16]  # (P, fields) raw counts
     norm: npt.NDArray[np.float32]  # (n,) k1 * (1 - b + b * D / avgD)
+    # Views for queries on some fields, by field weights (see `restricted`).
+    views: dict[tuple[float, ...], Segment] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def size(self) -> int:
         return int(self.ids.size)
+
+    def restricted(self, fields: tuple[float, ...]) -> Segment:
+        """The segment as a query on the fields weighted > 0 in `fields` sees it.
+
+        Built once per weights and kept (the segment never changes; two threads
+        building it at once build the same thing).
+        """
+        view = self.views.get(fields)
+        if view is None:
+            view = self.views[fields] = _restrict(self, fields)
+        return view
 
     def locate(self, hashes: Hashes) -> tuple[Ints, Ints]:
         """For each query hash: the start of its postings and how many (0 if absent)."""
@@ -105,6 +121,29 @@ def build(ids: Sequence[int], blobs: Sequence[bytes], weights: Sequence[float]) 
     return segment
 
 
+def _restrict(segment: Segment, fields: tuple[float, ...]) -> Segment:
+    """Postings with the term in a chosen field, tf' recombined with those fields' weights."""
+    chosen = np.asarray(fields, dtype=np.float32)
+    present = (segment.counts[:, chosen > 0] > 0).any(axis=1)
+    counts = segment.counts[present]
+    docs = segment.docs[present]
+    before = np.concatenate(([0], np.cumsum(present)))  # present postings before each one
+    per_term = before[segment.indptr[1:]] - before[segment.indptr[:-1]]
+    kept = per_term > 0
+    view = Segment(
+        ids=segment.ids,
+        terms=segment.terms[kept],
+        indptr=np.append(0, np.cumsum(per_term[kept])).astype(np.int64),
+        docs=docs,
+        saturated=_saturate(counts.astype(np.float32) @ chosen, segment.norm[docs]),
+        counts=counts,
+        norm=segment.norm,
+    )
+    for array in (view.terms, view.indptr, view.docs, view.saturated, view.counts):
+        array.flags.writeable = False
+    return view
+
+
 def _norm(total: Floats) -> npt.NDArray[np.float32]:
     mean = float(total.mean()) if total.size else 0.0
     return (K1 * (1.0 - B + B * total / (mean or 1.0))).astype(np.float32)
@@ -125,16 +164,6 @@ def _ranges(starts: Ints, lengths: Ints) -> Ints:
     return np.repeat(starts - offsets, lengths) + np.arange(total, dtype=np.int64)
 
 
-@dataclass(frozen=True, slots=True)
-class _Gathered:
-    """One segment's postings for a query: which posting, for which query term, what tf'."""
-
-    segment: Segment
-    index: Ints
-    term: Ints
-    weight: npt.NDArray[np.float32]  # saturated tf' (the idf is applied later)
-
-
 def search(
     segments: Mapping[str, Segment],
     scope: Iterable[str] | None,
@@ -150,53 +179,31 @@ def search(
     hashes = np.unique(hashes)
     if k <= 0 or hashes.size == 0:
         return []
+    if fields is not None:  # n_t counts documents with the term in the chosen fields
+        chosen = tuple(float(w) for w in fields)
+        segments = {name: seg.restricted(chosen) for name, seg in segments.items()}
     names = list(segments) if scope is None else [s for s in scope if s in segments]
-    if fields is None:
-        gathered = {name: _gather(segments[name], hashes) for name in names}
-        df = np.zeros(hashes.size, dtype=np.float64)
-        for segment in segments.values():
-            df += segment.locate(hashes)[1]
-    else:  # n_t counts documents with the term in the chosen fields: look at every segment
-        every = {name: _gather_fields(seg, hashes, fields) for name, seg in segments.items()}
-        gathered = {name: every[name] for name in names}
-        df = np.zeros(hashes.size, dtype=np.float64)
-        for part in every.values():
-            df += np.bincount(part.term, minlength=hashes.size)
+    located = {name: seg.locate(hashes) for name, seg in segments.items()}
+    df = np.zeros(hashes.size, dtype=np.float64)
+    for _, lengths in located.values():
+        df += lengths
     n_docs = sum(seg.size for seg in segments.values())
     idf = np.maximum(np.log((n_docs - df + 0.5) / (df + 0.5)), MIN_IDF)
     scores, ids = [], []
-    for part in gathered.values():
-        if part.index.size == 0:
+    for name in names:
+        seg = segments[name]
+        starts, lengths = located[name]
+        index = _ranges(starts, lengths)
+        if index.size == 0:
             continue
-        seg = part.segment
-        total = np.bincount(
-            seg.docs[part.index], weights=part.weight * idf[part.term], minlength=seg.size
-        )
+        weights = seg.saturated[index] * np.repeat(idf, lengths)  # tf' * idf of the term
+        total = np.bincount(seg.docs[index], weights=weights, minlength=seg.size)
         hit = np.flatnonzero(total > 0)
         scores.append(total[hit])
         ids.append(seg.ids[hit])
     if not scores:
         return []
     return _top(np.concatenate(scores), np.concatenate(ids), k)
-
-
-def _gather(segment: Segment, hashes: Hashes) -> _Gathered:
-    starts, lengths = segment.locate(hashes)
-    index = _ranges(starts, lengths)
-    term = np.repeat(np.arange(hashes.size, dtype=np.int64), lengths)
-    return _Gathered(segment, index, term, segment.saturated[index])
-
-
-def _gather_fields(segment: Segment, hashes: Hashes, fields: Sequence[float]) -> _Gathered:
-    """Postings with the term in a chosen field, tf' recombined with those fields' weights."""
-    part = _gather(segment, hashes)
-    chosen = np.asarray(fields, dtype=np.float32)
-    counts = segment.counts[part.index]
-    present = (counts[:, chosen > 0] > 0).any(axis=1)
-    index, term = part.index[present], part.term[present]
-    tfw = counts[present].astype(np.float32) @ chosen
-    weight = _saturate(tfw, segment.norm[segment.docs[index]])
-    return _Gathered(segment, index, term, weight)
 
 
 def _top(scores: Floats, ids: Ints, k: int) -> list[tuple[int, float]]:
@@ -206,4 +213,4 @@ def _top(scores: Floats, ids: Ints, k: int) -> list[tuple[int, float]]:
         keep = scores >= kth
         scores, ids = scores[keep], ids[keep]
     order = np.lexsort((ids, -scores))[:k]
-    return [(int(ids[i]), float(scores[i])) for i in order]
+    return list(zip(ids[order].tolist(), scores[order].tolist(), strict=True))

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -39,20 +40,24 @@ def query_hashes(terms: Sequence[str]) -> bm25.Hashes:
     (as the index's tokens are), so operators or quotes in user text never
     mean anything; a term of several words matches any of them.
     """
-    tokens: dict[str, None] = {}
+    tokens: dict[int, None] = {}
     used = 0
     for term in terms:
-        if len(term) > MAX_TERM_CHARS:
+        hashes = _term_hashes(term) if len(term) <= MAX_TERM_CHARS else ()
+        if not hashes:
             continue
-        words = _TOKEN.findall(term.lower())
-        if not words:
-            continue
-        tokens.update(dict.fromkeys(words))
+        tokens.update(dict.fromkeys(hashes))
         used += 1
         if used == MAX_TERMS:
             log.debug("query cut to its first %d terms", MAX_TERMS)
             break
-    return np.fromiter(map(term_hash, tokens), dtype=np.uint64, count=len(tokens))
+    return np.fromiter(tokens, dtype=np.uint64, count=len(tokens))
+
+
+@lru_cache(maxsize=50_000)
+def _term_hashes(term: str) -> tuple[int, ...]:
+    """The hashes of a term's words; questions reuse the vocabulary, so this is cached."""
+    return tuple(map(term_hash, _TOKEN.findall(term.lower())))
 
 
 def generation(conn: sqlite3.Connection) -> int:
@@ -97,6 +102,15 @@ class Engine:
     stamps: Mapping[str, int]
     chunks: Mapping[str, bm25.Segment]
     files: Mapping[str, bm25.Segment]
+    paths: Mapping[str, Mapping[int, str]]  # repo -> file rowid -> path
+
+    def file(self, fid: int) -> tuple[str, str] | None:
+        """(repo, path) of a file document, without a query."""
+        for repo, paths in self.paths.items():
+            path = paths.get(fid)
+            if path is not None:
+                return repo, path
+        return None
 
 
 class EngineCache:
@@ -125,13 +139,15 @@ class EngineCache:
         stamps = dict(conn.execute("SELECT repo, generation FROM lexical_segments"))
         chunks: dict[str, bm25.Segment] = {}
         files: dict[str, bm25.Segment] = {}
+        paths: dict[str, Mapping[int, str]] = {}
         rebuilt = 0
         for repo, stamp in stamps.items():
             if old is not None and old.stamps.get(repo) == stamp:
                 chunks[repo], files[repo] = old.chunks[repo], old.files[repo]
+                paths[repo] = old.paths[repo]
                 continue
             chunks[repo] = _segment(conn, "chunks", "rid", repo, self._weights.chunk)
-            files[repo] = _segment(conn, "files", "fid", repo, self._weights.file)
+            files[repo], paths[repo] = _file_segment(conn, repo, self._weights.file)
             rebuilt += 1
         log.debug(
             "lexical engine at generation %d: %d of %d repositories rebuilt in %.3f s",
@@ -140,7 +156,7 @@ class EngineCache:
             len(stamps),
             time.perf_counter() - started,
         )
-        return Engine(current, stamps, chunks, files)
+        return Engine(current, stamps, chunks, files, paths)
 
     def clear(self) -> None:
         self._engine = None
@@ -151,3 +167,12 @@ def _segment(
 ) -> bm25.Segment:
     rows = conn.execute(f"SELECT {rowid}, terms FROM {table} WHERE repo = ?", (repo,)).fetchall()
     return bm25.build([r[0] for r in rows], [r[1] for r in rows], weights)
+
+
+def _file_segment(
+    conn: sqlite3.Connection, repo: str, weights: Sequence[float]
+) -> tuple[bm25.Segment, dict[int, str]]:
+    """The files' segment, and their paths: a file hit then needs no query."""
+    rows = conn.execute("SELECT fid, path, terms FROM files WHERE repo = ?", (repo,)).fetchall()
+    segment = bm25.build([r[0] for r in rows], [r[2] for r in rows], weights)
+    return segment, {r[0]: r[1] for r in rows}

@@ -1,5 +1,8 @@
 """LocalIndex: the embedded index in one SQLite file (in-memory BM25 + numpy vectors).
 
+Searches return chunks from a bounded in-memory cache (`rowcache`) when they
+can, and file hits need no query at all (the engine knows every file's path).
+
 Concurrency: every thread gets its own connection (WAL lets readers run beside
 a writer and see only committed transactions). Writes are serialised by a
 lock inside the process and by `BEGIN IMMEDIATE` plus the busy timeout across
@@ -24,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from bot.errors import StoreError
-from bot.index import bm25
+from bot.index import bm25, rowcache
 from bot.index import local_schema as schema
 from bot.index.base import FIELDS, ChangeSet, IndexStats
 from bot.index.lexical import EngineCache, Weights, query_hashes
@@ -93,6 +96,7 @@ class LocalIndex:
         self._conns_lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._vectors = VectorCache()
+        self._rows = rowcache.ChunkCache()
         self._closed = False
         with _translated():
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -229,7 +233,7 @@ class LocalIndex:
         with self._read() as conn:  # one snapshot: the engine's rowids are the rows fetched
             engine = self._lexical.get(conn)
             best = bm25.search(engine.chunks, repos, hashes, k, chosen)
-            chunks = _chunks_by_rowid(conn, [rid for rid, _ in best])
+            chunks = self._chunks(conn, [rid for rid, _ in best])
         return [Hit(chunks[rid], score) for rid, score in best if rid in chunks]
 
     def files_lexical(
@@ -238,15 +242,11 @@ class LocalIndex:
         hashes = query_hashes(terms)
         if hashes.size == 0 or _empty(repos, k):
             return []
-        with self._read() as conn:
+        with self._read() as conn:  # the engine knows every file's path: no other query
             engine = self._lexical.get(conn)
-            best = bm25.search(engine.files, repos, hashes, k)
-            rows = conn.execute(
-                "SELECT fid, repo, path FROM files WHERE fid IN (SELECT value FROM json_each(?))",
-                (json.dumps([fid for fid, _ in best]),),
-            ).fetchall()
-        where = {fid: (repo, path) for fid, repo, path in rows}
-        return [FileHit(*where[fid], score) for fid, score in best if fid in where]
+        best = bm25.search(engine.files, repos, hashes, k)
+        where = [(engine.file(fid), score) for fid, score in best]
+        return [FileHit(*found, score) for found, score in where if found is not None]
 
     def dense(self, vector: Sequence[float], *, repos: frozenset[str] | None, k: int) -> list[Hit]:
         query = np.asarray(vector, dtype=np.float32)
@@ -266,11 +266,15 @@ class LocalIndex:
                     stored[0],
                 )
                 return []
-            generation = vector_generation(conn)
-            snapshot = self._vectors.get(conn, generation, int(query.size))
+            snapshot = self._vectors.get(conn, vector_generation(conn), int(query.size))
             best = snapshot.top(query, repos, k)
-            chunks = _chunks_by_rowid(conn, [rid for rid, _ in best])
+            chunks = self._chunks(conn, [rid for rid, _ in best])
         return [Hit(chunks[rid], score) for rid, score in best if rid in chunks]
+
+    def _chunks(self, conn: sqlite3.Connection, rids: Sequence[int]) -> dict[int, Chunk]:
+        """Chunks by rowid as of the snapshot `conn` reads, from memory when they are there."""
+        at = rowcache.generation(conn)
+        return self._rows.get(at, rids, lambda todo: _chunks_by_rowid(conn, todo))
 
     def stats(self) -> IndexStats:
         with self._read() as conn:
@@ -308,6 +312,7 @@ class LocalIndex:
         self._local = threading.local()
         self._vectors.clear()
         self._lexical.clear()
+        self._rows.clear()
 
     def __enter__(self) -> LocalIndex:
         return self

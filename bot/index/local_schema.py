@@ -8,7 +8,10 @@ that repository's segments.
 
 Every write below runs inside the caller's `BEGIN IMMEDIATE` transaction and
 keeps chunks, vectors and files in step; vector rows themselves are written by
-`bot.index.vectors`.
+`bot.index.vectors`, file rows by `bot.index.local_files`. New chunks are
+tokenised, written and let go a batch at a time (in worker processes when there
+are many and cores to spare, see `bot.ingest.parallel`), so memory stays flat
+however large the change set.
 """
 
 from __future__ import annotations
@@ -16,18 +19,21 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC
+from itertools import islice
 from pathlib import Path
 
 from bot.errors import StoreError
-from bot.index import lexical
+from bot.index import lexical, rowcache
 from bot.index.base import ChangeSet
+from bot.index.local_files import FileRows
 from bot.index.local_migrate import migrate
-from bot.index.termcounts import chunks_terms, file_terms
+from bot.index.termcounts import ChunkText, chunk_text, texts_terms
 from bot.index.vectors import bump_vector_generation, store_vectors
-from bot.models import Chunk, FileDoc, RepoState
+from bot.ingest.parallel import ordered_map
+from bot.models import Chunk, RepoState
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +65,7 @@ CREATE INDEX vectors_by_dim ON vectors (dim);
 CREATE TABLE lexical_segments (repo TEXT PRIMARY KEY, generation INTEGER NOT NULL) WITHOUT ROWID;
 INSERT INTO meta (key, value) VALUES ('vector_generation', '0');
 INSERT INTO meta (key, value) VALUES ('lexical_generation', '0');
+INSERT INTO meta (key, value) VALUES ('rows_generation', '0');
 """
 
 # Columns that rebuild a Chunk, in constructor order (alias `c` for chunks).
@@ -70,6 +77,8 @@ _CHUNK_ATTRS = tuple(
     "repo path language start_line end_line kind symbol header text commit".split()
 )
 _IN_JSON = "IN (SELECT value FROM json_each(?))"
+CHUNKS_PER_BATCH = 512  # new chunk rows written at once
+TERMS_BATCH_CHARS = 256 << 10  # chunk text tokenised at once: its temporaries are ~5x that
 
 
 def connect(path: Path, *, busy_timeout: float) -> sqlite3.Connection:
@@ -96,6 +105,7 @@ def prepare(conn: sqlite3.Connection) -> None:
     conn.execute("BEGIN IMMEDIATE")
     try:
         _check_or_create(conn)
+        rowcache.ensure_counter(conn)
         conn.execute("COMMIT")
     except BaseException:
         rollback(conn)
@@ -153,6 +163,7 @@ def delete_repo(conn: sqlite3.Connection, repo: str) -> None:
     conn.execute("DELETE FROM files WHERE repo = ?", (repo,))
     conn.execute("DELETE FROM repos WHERE name = ?", (repo,))
     lexical.forget(conn, repo)
+    rowcache.bump(conn)
     if vectors:
         bump_vector_generation(conn)
 
@@ -174,13 +185,16 @@ def write_change(conn: sqlite3.Connection, change: ChangeSet) -> None:
     vectors_changed = delete_chunk_rows(conn, gone)
     files_gone = _rowids(conn, "files", repo, "path", change.removed_paths)
     conn.executemany("DELETE FROM files WHERE fid = ?", ((fid,) for fid in files_gone))
-    upserted = _upsert_chunks(conn, repo, change.upserts)
+    files = FileRows.plan(conn, repo, change.files)
+    upserted = _upsert_chunks(conn, repo, change.upserts, files)
     vectors_changed += upserted.vectors_dropped
     vectors_changed += store_vectors(conn, repo, upserted.rids, change.vectors)
-    files_changed = _put_files(conn, repo, change.files, upserted.terms)
+    files_changed = files.finish()
     _put_state(conn, change.state)
-    if gone or files_gone or upserted.terms or files_changed:
+    if gone or files_gone or upserted.inserted or files_changed:
         lexical.touch(conn, repo)
+    if gone or upserted.inserted or upserted.refreshed:
+        rowcache.bump(conn)  # chunks cached by readers are stale
     if vectors_changed:
         bump_vector_generation(conn)
 
@@ -210,12 +224,15 @@ def _rowids(
 @dataclass(frozen=True, slots=True)
 class _Upserted:
     rids: dict[str, int]  # chunk id -> rowid, for every upserted chunk
-    terms: dict[str, bytes]  # chunk id -> term counts, for the rows written anew
+    inserted: int  # rows written anew
     vectors_dropped: int
+    refreshed: int  # rows kept whose metadata (lines, kind, commit...) was rewritten
 
 
-def _upsert_chunks(conn: sqlite3.Connection, repo: str, chunks: Sequence[Chunk]) -> _Upserted:
-    """Insert new chunks, refresh metadata of known ones."""
+def _upsert_chunks(
+    conn: sqlite3.Connection, repo: str, chunks: Sequence[Chunk], files: FileRows
+) -> _Upserted:
+    """Insert new chunks, refresh metadata of known ones; new chunks' counts go to `files`."""
     latest = {c.id: c for c in chunks}
     existing = conn.execute(
         f"SELECT id, rid, repo, path, symbol, header, text FROM chunks WHERE id {_IN_JSON}",
@@ -232,6 +249,7 @@ def _upsert_chunks(conn: sqlite3.Connection, repo: str, chunks: Sequence[Chunk])
         else:
             stale.append(rid)  # same id, other content: replace the row entirely
     dropped = delete_chunk_rows(conn, stale)
+    refreshed = len(rids)
     conn.executemany(
         "UPDATE chunks SET language = ?, start_line = ?, end_line = ?, kind = ?, commit_sha = ?"
         " WHERE rid = ?",
@@ -241,76 +259,44 @@ def _upsert_chunks(conn: sqlite3.Connection, repo: str, chunks: Sequence[Chunk])
         ],
     )
     fresh = [(cid, c) for cid, c in latest.items() if cid not in rids]
-    first = _next_rowid(conn, "chunks", "rid")
-    terms = dict(zip([cid for cid, _ in fresh], chunks_terms(c for _, c in fresh), strict=True))
-    rows = []
-    for rid, (cid, chunk) in enumerate(fresh, start=first):
-        rows.append((rid, cid, *_chunk_fields(chunk), terms[cid]))
-        rids[cid] = rid
-    conn.executemany(_CHUNK_INSERT, rows)
-    return _Upserted(rids, terms, dropped)
+    _insert_chunks(conn, fresh, rids, files)
+    return _Upserted(rids, len(fresh), dropped, refreshed)
+
+
+def _insert_chunks(
+    conn: sqlite3.Connection,
+    fresh: Sequence[tuple[str, Chunk]],
+    rids: dict[str, int],
+    files: FileRows,
+) -> None:
+    """Tokenise, write and let go of new chunks a batch at a time; their rowids go to `rids`."""
+    rowid = _next_rowid(conn, "chunks", "rid")
+    counted = zip(fresh, _fresh_terms(fresh), strict=True)
+    while batch := list(islice(counted, CHUNKS_PER_BATCH)):
+        rids.update((cid, rowid + i) for i, ((cid, _), _) in enumerate(batch))
+        rowid += len(batch)
+        conn.executemany(
+            _CHUNK_INSERT,
+            [(rids[cid], cid, *_chunk_fields(c), terms) for (cid, c), terms in batch],
+        )
+        for (cid, _), terms in batch:
+            files.chunk_written(cid, terms)
+        files.flush()
+
+
+def _fresh_terms(fresh: Sequence[tuple[str, Chunk]]) -> Iterator[bytes]:
+    """Term counts of new chunks, in order; spread over worker processes when there are many."""
+    texts = (chunk_text(c) for _, c in fresh)
+    return ordered_map(texts_terms, texts, weight=_text_size, batch_weight=TERMS_BATCH_CHARS)
+
+
+def _text_size(item: ChunkText) -> int:
+    return len(item[3])
 
 
 def _chunk_fields(c: Chunk) -> tuple[object, ...]:
     """The chunk's columns from `repo` to `commit_sha`, in table order."""
     return tuple(getattr(c, name) for name in _CHUNK_ATTRS)
-
-
-def chunk_blobs(
-    conn: sqlite3.Connection, repo: str, ids: Sequence[str], known: Mapping[str, bytes]
-) -> dict[str, bytes]:
-    """Term counts of the chunks `ids` of `repo`: from `known`, else as stored."""
-    found = {cid: known[cid] for cid in ids if cid in known}
-    missing = [cid for cid in ids if cid not in known]
-    if missing:
-        found.update(
-            conn.execute(
-                f"SELECT id, terms FROM chunks WHERE repo = ? AND id {_IN_JSON}",
-                (repo, json.dumps(missing)),
-            ).fetchall()
-        )
-    return found
-
-
-def _put_files(
-    conn: sqlite3.Connection, repo: str, docs: Sequence[FileDoc], known: Mapping[str, bytes]
-) -> bool:
-    """Insert or update file rows; True if any file's term counts changed."""
-    latest = {d.path: d for d in docs}
-    existing = {
-        path: (fid, blob, ids, terms)
-        for fid, path, blob, ids, terms in conn.execute(
-            "SELECT fid, path, blob, chunk_ids, terms FROM files"
-            f" WHERE repo = ? AND path {_IN_JSON}",
-            (repo, json.dumps(list(latest))),
-        )
-    }
-    wanted = {cid for d in latest.values() for cid in d.chunk_ids}
-    blobs = chunk_blobs(conn, repo, sorted(wanted), known)
-    fid = _next_rowid(conn, "files", "fid")
-    changed = False
-    for doc in latest.values():
-        ids = json.dumps(list(doc.chunk_ids))
-        old = existing.get(doc.path)
-        if old is not None and (old[1], old[2]) == (doc.blob, ids):
-            terms = old[3]  # same content, same chunks: same counts
-        else:
-            terms = file_terms(doc.path, (blobs[c] for c in doc.chunk_ids if c in blobs))
-        if old is None:
-            conn.execute(
-                "INSERT INTO files (fid, repo, path, blob, language, chunk_ids, terms)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (fid, repo, doc.path, doc.blob, doc.language, ids, terms),
-            )
-            fid += 1
-            changed = True
-            continue
-        changed = changed or terms != old[3]
-        conn.execute(
-            "UPDATE files SET blob = ?, language = ?, chunk_ids = ?, terms = ? WHERE fid = ?",
-            (doc.blob, doc.language, ids, terms, old[0]),
-        )
-    return changed
 
 
 def _put_state(conn: sqlite3.Connection, state: RepoState) -> None:

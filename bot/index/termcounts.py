@@ -16,14 +16,14 @@ from __future__ import annotations
 import hashlib
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
 
 import numpy as np
 import numpy.typing as npt
 
 from bot.errors import StoreError
-from bot.index.tokens import code_tokens, path_tokens
+from bot.index.tokens import path_tokens, token_counts
 from bot.models import Chunk
 
 RECORD = np.dtype([("term", "<u8"), ("count", "<u2"), ("field", "u1")])
@@ -35,11 +35,13 @@ DAMAGED = "The index file is damaged or is not a codecite index; delete it and r
 _FIELD_BYTE = [bytes([n]) for n in range(256)]
 
 Records = npt.NDArray[np.void]
+Ints = npt.NDArray[np.intp]
+FILES_BATCH_BYTES = 256 << 10  # chunk blobs summed per numpy pass: its temporaries are ~8x that
 
 
 def term_hash(token: str) -> int:
     """The stable 64-bit id of a token (the same in every process and version)."""
-    return _HASHES[token]
+    return _hash_of(token)
 
 
 class _HashCache(dict[str, int]):
@@ -56,6 +58,7 @@ class _HashCache(dict[str, int]):
 
 
 _HASHES = _HashCache()
+_hash_of = _HASHES.__getitem__
 
 
 class _Packer:
@@ -68,9 +71,12 @@ class _Packer:
         self.ends: list[int] = []
 
     def add(self, fields: Sequence[Iterable[str]]) -> None:
-        for number, tokens in enumerate(fields):
-            counted = Counter(tokens)
-            self.terms.extend(map(_HASHES.__getitem__, counted))
+        self.add_counts([Counter(tokens) for tokens in fields])
+
+    def add_counts(self, fields: Sequence[Mapping[str, int]]) -> None:
+        """One document from its fields' token counts (records in the mappings' order)."""
+        for number, counted in enumerate(fields):
+            self.terms.extend(map(_hash_of, counted))
             self.counts.extend(counted.values())
             self.fields.extend(_FIELD_BYTE[number] * len(counted))
         self.ends.append(len(self.terms))
@@ -94,39 +100,104 @@ def encode(fields: Sequence[Iterable[str]]) -> bytes:
     return packer.blobs()[0]
 
 
-def _chunk_fields(chunk: Chunk) -> tuple[list[str], ...]:
-    return (
-        path_tokens(chunk.path),
-        code_tokens(chunk.symbol),
-        code_tokens(chunk.header),
-        code_tokens(chunk.text),
-    )
+# What a chunk's term counts depend on: (path, symbol, header, text). Plain tuples, so a
+# batch of them pickles fast for a worker process.
+ChunkText = tuple[str, str, str, str]
+
+
+def chunk_text(chunk: Chunk) -> ChunkText:
+    return (chunk.path, chunk.symbol, chunk.header, chunk.text)
+
+
+def texts_terms(items: Iterable[ChunkText]) -> list[bytes]:
+    """The term counts of many chunks for FIELDS (path, symbol, header, body), in order.
+
+    A file's chunks share their path, so its tokens are counted once per run of
+    chunks of that path.
+    """
+    packer = _Packer()
+    last_path, path_counts = None, Counter[str]()
+    for path, symbol, header, text in items:
+        if path != last_path:
+            last_path, path_counts = path, Counter(path_tokens(path))
+        packer.add_counts(
+            (path_counts, token_counts(symbol), token_counts(header), token_counts(text))
+        )
+    return packer.blobs()
 
 
 def chunk_terms(chunk: Chunk) -> bytes:
     """A chunk's counts for FIELDS (path, symbol, header, body)."""
-    return encode(_chunk_fields(chunk))
+    return texts_terms([chunk_text(chunk)])[0]
 
 
 def chunks_terms(chunks: Iterable[Chunk]) -> list[bytes]:
     """`chunk_terms` of many chunks, packed together (much faster than one by one)."""
-    packer = _Packer()
-    for chunk in chunks:
-        packer.add(_chunk_fields(chunk))
-    return packer.blobs()
+    return texts_terms(map(chunk_text, chunks))
 
 
 def file_terms(path: str, chunk_blobs: Iterable[bytes]) -> bytes:
     """A file's counts for FILE_FIELDS: its path tokens, and its chunks' bodies summed."""
-    body = [r[r["field"] == CHUNK_BODY] for r in map(decode, chunk_blobs)]
-    merged = np.concatenate(body) if body else np.empty(0, dtype=RECORD)
-    terms, where = np.unique(merged["term"], return_inverse=True)
-    sums = np.bincount(where.reshape(-1), weights=merged["count"], minlength=terms.size)
-    records = np.empty(terms.size, dtype=RECORD)
-    records["term"] = terms
-    records["count"] = np.minimum(sums, MAX_COUNT)
-    records["field"] = FILE_BODY
-    return encode((path_tokens(path),)) + records.tobytes()  # the path is field 0
+    return files_terms([(path, list(chunk_blobs))])[0]
+
+
+def files_terms(files: Iterable[tuple[str, Sequence[bytes]]]) -> list[bytes]:
+    """`file_terms` of many (path, chunk blobs), with numpy working on batches of files.
+
+    Each file's body records come sorted by term, as `np.unique` would give them.
+    """
+    out: list[bytes] = []
+    batch: list[tuple[str, Sequence[bytes]]] = []
+    size = 0
+    for path, blobs in files:
+        batch.append((path, blobs))
+        size += sum(map(len, blobs))
+        if size >= FILES_BATCH_BYTES:  # bounds the arrays below
+            out += _files_terms(batch)
+            batch, size = [], 0
+    return out + _files_terms(batch) if batch else out
+
+
+def _files_terms(files: Sequence[tuple[str, Sequence[bytes]]]) -> list[bytes]:
+    heads = _Packer()
+    for path, _ in files:
+        heads.add_counts([Counter(path_tokens(path))])  # the path is field 0
+    blobs = [blob for _, chunk_blobs in files for blob in chunk_blobs]
+    if any(len(blob) % RECORD.itemsize for blob in blobs):
+        raise StoreError(DAMAGED, detail="a term-count blob of a size no record divides")
+    records = decode(b"".join(blobs))
+    owners = np.repeat(
+        np.arange(len(files), dtype=np.int32), [len(chunk_blobs) for _, chunk_blobs in files]
+    )
+    sizes = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs)) // RECORD.itemsize
+    doc = np.repeat(owners, sizes)
+    body = records["field"] == CHUNK_BODY
+    term, count, doc = records["term"][body], records["count"][body], doc[body]
+    order = _by_doc_and_term(doc, term)
+    term, count, doc = term[order], count[order], doc[order]
+    first = np.ones(term.size, dtype=bool)
+    first[1:] = (term[1:] != term[:-1]) | (doc[1:] != doc[:-1])
+    sums = np.bincount(np.cumsum(first) - 1, weights=count)
+    summed = np.empty(sums.size, dtype=RECORD)
+    summed["term"] = term[first]
+    summed["count"] = np.minimum(sums, MAX_COUNT)
+    summed["field"] = FILE_BODY
+    packed = summed.tobytes()
+    ends = np.searchsorted(doc[first], np.arange(len(files) + 1)) * RECORD.itemsize
+    return [h + packed[a:b] for h, a, b in zip(heads.blobs(), ends[:-1], ends[1:], strict=True)]
+
+
+def _by_doc_and_term(doc: npt.NDArray[np.int32], term: npt.NDArray[np.uint64]) -> Ints:
+    """The order sorting records by (doc, term): one sort of a 64-bit key made of the doc
+    and the term's top 40 bits; a lexsort only when two terms of one doc share those bits."""
+    if doc.size == 0 or int(doc[-1]) >= 1 << 24:
+        return np.lexsort((term, doc))
+    key = (doc.astype(np.uint64) << np.uint64(40)) | (term >> np.uint64(24))
+    order = np.argsort(key, kind="stable")
+    key, sorted_terms = key[order], term[order]
+    if ((key[1:] == key[:-1]) & (sorted_terms[1:] != sorted_terms[:-1])).any():
+        return np.lexsort((term, doc))
+    return order
 
 
 def decode(blob: bytes) -> Records:

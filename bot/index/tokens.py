@@ -4,18 +4,27 @@ An identifier is kept whole (lower-cased) and also split at snake_case and
 camelCase boundaries, so `registerHook`, `register_hook` and "register hook"
 meet. Parts are stemmed (`stem`): plural, -ing and -ed forms fold together.
 Documents and questions go through the same functions, so they always agree.
+
+Speed (indexing tokenises every chunk): ASCII text, nearly all code, is cut
+into runs of `[A-Za-z0-9_]` by `str.translate` + `split` (C loops, no regex);
+a run's tokens are computed once and cached, and `token_counts` counts runs
+before expanding them, so a repeated word costs one dict update.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
-from functools import lru_cache
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _MAX_TOKEN = 64
+# Every ASCII character that cannot be part of a word becomes a space.
+_NOT_WORD = str.maketrans(
+    dict.fromkeys((c for c in map(chr, range(128)) if not (c.isalnum() or c == "_")), " ")
+)
 
 # Words that carry no meaning in a question about code.
 STOPWORDS = frozenset(
@@ -62,7 +71,6 @@ def _undouble(word: str) -> str:
     return word
 
 
-@lru_cache(maxsize=200_000)
 def _identifier_tokens(ident: str) -> tuple[str, ...]:
     whole = ident.lower().strip("_")
     if not whole or len(whole) > _MAX_TOKEN:
@@ -78,20 +86,70 @@ def _identifier_tokens(ident: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=400_000)
 def _word_tokens(word: str) -> tuple[str, ...]:
     if word[0].isdigit():
         return (word,) if 1 < len(word) <= 8 else ()
     return _identifier_tokens(word)
 
 
+def _run_tokens(run: str) -> tuple[str, ...]:
+    """Tokens of a run of word characters: one word, or digits then a word (`2to3`)."""
+    words = _WORD.findall(run)
+    if len(words) == 1:
+        return _word_tokens(words[0])
+    return tuple(chain.from_iterable(map(_word_tokens, words)))
+
+
+class _Memo(dict[str, tuple[str, ...]]):
+    """run -> tokens, computed once; a plain dict lookup is the hot path of indexing.
+
+    Bounded: a larger vocabulary starts over rather than grow (about 150 bytes an entry).
+    """
+
+    def __init__(self, compute: Callable[[str], tuple[str, ...]], limit: int) -> None:
+        super().__init__()
+        self._compute = compute
+        self._limit = limit
+
+    def __missing__(self, run: str) -> tuple[str, ...]:
+        if len(self) >= self._limit:
+            self.clear()
+        value = self[run] = self._compute(run)
+        return value
+
+
+_RUNS = _Memo(_run_tokens, 300_000)
+_tokens_of = _RUNS.__getitem__
+
+
+def _runs(text: str) -> list[str]:
+    """The text's runs in order; `_WORD` matches never cross a run, so each splits alone."""
+    if text.isascii():
+        return text.translate(_NOT_WORD).split()
+    return _WORD.findall(text)
+
+
 def iter_tokens(text: str) -> Iterator[str]:
-    return chain.from_iterable(map(_word_tokens, _WORD.findall(text)))
+    return chain.from_iterable(map(_tokens_of, _runs(text)))
 
 
 def code_tokens(text: str) -> list[str]:
     """Every token of `text`, in order, duplicates kept (term frequency matters)."""
-    return list(chain.from_iterable(map(_word_tokens, _WORD.findall(text))))
+    return list(chain.from_iterable(map(_tokens_of, _runs(text))))
+
+
+def token_counts(text: str) -> dict[str, int]:
+    """`Counter(code_tokens(text))`, same order (first occurrence), without the token list.
+
+    Runs are counted first (in C); a run's tokens then get its count at once, in
+    the run's first-seen order, which is each token's first-seen order too.
+    """
+    counts: dict[str, int] = {}
+    get = counts.get
+    for run, n in Counter(_runs(text)).items():
+        for token in _tokens_of(run):
+            counts[token] = get(token, 0) + n
+    return counts
 
 
 def path_tokens(path: str) -> list[str]:
@@ -102,11 +160,10 @@ def path_tokens(path: str) -> list[str]:
 def query_terms(text: str) -> list[str]:
     """Distinct tokens of a question, stopwords dropped, in first-seen order."""
     seen: dict[str, None] = {}
-    for match in _WORD.finditer(text):
-        word = match.group()
+    for word in _WORD.findall(text):
         if word.lower() in STOPWORDS:
             continue  # drop the word before stemming, so "does" cannot survive as "doe"
-        for tok in iter_tokens(word):
+        for tok in _tokens_of(word):
             if tok not in STOPWORDS:
                 seen.setdefault(tok, None)
     return list(seen)

@@ -13,7 +13,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 REDACTED = "[REDACTED]"
 
@@ -31,10 +31,32 @@ class Detector:
     # none of them is skipped without running the pattern, which is most files.
     triggers: tuple[str, ...] = ()
     folded: bool = False
+    # When every match holds a trigger (low, high) characters from its start, the pattern
+    # is tried only there (`_anchored_sub`), not at every word boundary of the file.
+    anchor: tuple[int, int] | None = None
+    # The triggers as one pattern: one regex search beats a scan per trigger.
+    gate: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    # Every occurrence of a trigger, overlapping ones too (a lookahead matches empty).
+    finder: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "gate", _any_of(self.triggers) if self.triggers else None)
+        finder = _rx(f"(?={_any_of(self.triggers).pattern})") if self.anchor else None
+        object.__setattr__(self, "finder", finder)
+
+    def sub(self, replace: Callable[[re.Match[str]], str], text: str) -> str:
+        """`pattern.sub(replace, text)`, the same matches found with less scanning."""
+        if self.finder is None or self.anchor is None:
+            return self.pattern.sub(replace, text)
+        return _anchored_sub(self.pattern, self.finder, self.anchor, replace, text)
 
 
 def _rx(text: str, flags: int = 0) -> re.Pattern[str]:
     return re.compile(text, flags)
+
+
+def _any_of(literals: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(map(re.escape, literals)))
 
 
 # Names that announce a secret (not secrets themselves).
@@ -43,6 +65,7 @@ _SECRET_NAMES = (
     r"|private[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token|token|credentials?"
 )
 _NAME_TRIGGERS = ("pass", "pwd", "secret", "key", "token", "credential")
+_NAME_GATE = _any_of(_NAME_TRIGGERS)
 
 DETECTORS: tuple[Detector, ...] = (
     Detector(
@@ -79,13 +102,14 @@ DETECTORS: tuple[Detector, ...] = (
         "stripe_key",
         _rx(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,99}\b"),
         triggers=("_live_", "_test_"),
+        anchor=(2, 2),
     ),
     Detector("google_api_key", _rx(r"\bAIza[0-9A-Za-z_-]{35}\b"), triggers=("AIza",)),
     Detector(
         "sendgrid_key", _rx(r"\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"), triggers=("SG.",)
     ),
     Detector("npm_token", _rx(r"\bnpm_[A-Za-z0-9]{36}\b"), triggers=("npm_",)),
-    Detector("twilio_key", _rx(r"\bSK[0-9a-fA-F]{32}\b"), triggers=("SK",)),
+    Detector("twilio_key", _rx(r"\bSK[0-9a-fA-F]{32}\b"), triggers=("SK",), anchor=(0, 0)),
     Detector(
         "jwt",
         _rx(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b"),
@@ -96,6 +120,7 @@ DETECTORS: tuple[Detector, ...] = (
         _rx(r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@'\"]{1,64}:([^\s@/'\"]{3,128})@[^\s/'\"]+"),
         1,
         triggers=("://",),
+        anchor=(2, 21),  # after the scheme, which holds no ":"
     ),
 )
 
@@ -127,15 +152,47 @@ def scrub(text: str, path: str = "") -> ScrubResult:
     folded = text.lower()
     for detector in DETECTORS:
         haystack = folded if detector.folded else text
-        if detector.triggers and not any(t in haystack for t in detector.triggers):
+        if detector.gate is not None and not detector.gate.search(haystack):
             continue
-        text = detector.pattern.sub(_replacer(detector.kind, detector.group, found), text)
-    if any(t in folded for t in _NAME_TRIGGERS):
+        text = detector.sub(_replacer(detector.kind, detector.group, found), text)
+    if _NAME_GATE.search(folded):
         text = _ASSIGNED_LITERAL.sub(_assignment_replacer(text, found), text)
     if _is_config(path):
         text = _CONFIG_ASSIGNMENT.sub(_replacer("config_secret", 1, found), text)
         text = _CONFIG_VALUE.sub(_high_entropy_replacer(found), text)
     return ScrubResult(text, found)
+
+
+def _anchored_sub(
+    pattern: re.Pattern[str],
+    finder: re.Pattern[str],
+    anchor: tuple[int, int],
+    replace: Callable[[re.Match[str]], str],
+    text: str,
+) -> str:
+    """`pattern.sub` trying `pattern` only at the starts a trigger allows, in order.
+
+    Positions are tried in increasing order, each once, and a match resumes
+    after its end, as `re.sub` does; `match` at a position sees the character
+    before it, so `\\b` means the same.
+    """
+    low, high = anchor
+    parts: list[str] = []
+    done = 0  # text before this is copied or replaced
+    tried = -1  # every position up to here was tried, or lies inside a match
+    for found in finder.finditer(text):
+        start = max(found.start() - high, tried + 1)
+        last = found.start() - low
+        while start <= last:
+            match = pattern.match(text, start)
+            if match is None:
+                start += 1
+                continue
+            parts += (text[done:start], replace(match))
+            done = match.end()
+            start = max(done, start + 1)
+        tried = max(tried, last, done - 1)
+    return "".join((*parts, text[done:])) if parts else text
 
 
 def _replacer(kind: str, group: int, found: Counter[str]) -> Callable[[re.Match[str]], str]:
