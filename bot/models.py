@@ -39,6 +39,8 @@ class Chunk:
     header: str
     text: str
     commit: str
+    # The id, computed once: ingest and every search ask for it many times per chunk.
+    _id: str = field(default="", init=False, compare=False, repr=False)
 
     @property
     def digest(self) -> str:
@@ -48,7 +50,9 @@ class Chunk:
 
     @property
     def id(self) -> str:
-        return chunk_id(self.repo, self.path, self.digest)
+        if not self._id:
+            object.__setattr__(self, "_id", chunk_id(self.repo, self.path, self.digest))
+        return self._id
 
     @property
     def label(self) -> str:

@@ -1,4 +1,4 @@
-from bot.index.tokens import code_tokens, path_tokens, query_terms, stem
+from bot.index.tokens import code_tokens, compounds, path_tokens, query_terms, stem, token_counts
 
 
 def test_identifiers_kept_whole_and_split():
@@ -44,3 +44,15 @@ def test_stem_leaves_short_and_special_words_alone():
     for word in ("status", "process", "need", "base", "speed", "bus", "analysis", "call", "pass"):
         assert stem(word) == word, word
     assert stem("classes") == "class"
+
+
+def test_kebab_case_words_are_also_one_token():
+    code = 'parser.addoption("--setup-show", help="show fixture setup")  # bad-names-rgxs'
+    assert compounds(code) == ["setup_show", "bad_names_rgxs"]
+    assert {"setup", "show", "setup_show", "bad_names_rgxs"} <= set(code_tokens(code))
+    assert token_counts(code)["setup_show"] == 1
+    # a question meets the code: the flag, the message id, the snake_case dest
+    assert "setup_show" in query_terms("BytesWarning when using --setup-show")
+    assert "unused_import" in query_terms("unused-import false positive")
+    # minus signs, numbers and lone dashes are not words
+    assert compounds("x - y, a-1, --, 2-3, -v") == []

@@ -129,13 +129,35 @@ def _runs(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
+# kebab-case words: CLI flags (`--setup-show`), message ids (`unused-import`), config keys.
+_KEBAB = re.compile(r"(?<!\w)[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z][A-Za-z0-9]*)+(?!\w)")
+
+
+def compounds(text: str) -> list[str]:
+    """Each kebab-case word of `text` as one snake_case token, in order ("setup_show").
+
+    Its parts are tokens anyway; the compound keeps the exact phrase, which is rare
+    and therefore telling, and meets the snake_case name argparse and friends derive.
+    """
+    if "-" not in text:
+        return []
+    return [
+        m.group().lower().replace("-", "_")
+        for m in _KEBAB.finditer(text)
+        if len(m.group()) <= _MAX_TOKEN
+    ]
+
+
 def iter_tokens(text: str) -> Iterator[str]:
-    return chain.from_iterable(map(_tokens_of, _runs(text)))
+    return chain(chain.from_iterable(map(_tokens_of, _runs(text))), compounds(text))
 
 
 def code_tokens(text: str) -> list[str]:
-    """Every token of `text`, in order, duplicates kept (term frequency matters)."""
-    return list(chain.from_iterable(map(_tokens_of, _runs(text))))
+    """Every token of `text`, in order, duplicates kept (term frequency matters); the
+    kebab-case compounds come after the words."""
+    out = list(chain.from_iterable(map(_tokens_of, _runs(text))))
+    out.extend(compounds(text))
+    return out
 
 
 def token_counts(text: str) -> dict[str, int]:
@@ -149,6 +171,8 @@ def token_counts(text: str) -> dict[str, int]:
     for run, n in Counter(_runs(text)).items():
         for token in _tokens_of(run):
             counts[token] = get(token, 0) + n
+    for token in compounds(text):
+        counts[token] = get(token, 0) + 1
     return counts
 
 
@@ -166,6 +190,8 @@ def query_terms(text: str) -> list[str]:
         for tok in _tokens_of(word):
             if tok not in STOPWORDS:
                 seen.setdefault(tok, None)
+    for tok in compounds(text):
+        seen.setdefault(tok, None)
     return list(seen)
 
 

@@ -192,19 +192,29 @@ class Retriever:
         named = {s.rsplit(".", 1)[-1] for s in q.symbols}
         if len(named) > MAX_DEFINITION_BOOSTS:
             named = set()  # a long issue names many things: no single definition stands out
+        mentioned: dict[str, bool] = {}  # per path: tracebacks name dozens of files
         for hit in fused:
-            key = (hit.chunk.repo, hit.chunk.path)
-            if _mentioned(hit.chunk.path, q.paths) or _defines(hit.chunk.symbol, named):
-                file_score[key] = top_file * (1 + PATH_MENTION_BOOST)
+            path = hit.chunk.path
+            if path not in mentioned:
+                mentioned[path] = _mentioned(path, q.paths)
+            if mentioned[path] or _defines(hit.chunk.symbol, named):
+                file_score[(hit.chunk.repo, path)] = top_file * (1 + PATH_MENTION_BOOST)
         top_file = max(file_score.values(), default=1.0)
         top_chunk = fused[0].score
         w = self._file_weight
-        blended = []
-        for h in fused:
-            own = (1 - w) * h.score / top_chunk
-            whole_file = w * file_score.get((h.chunk.repo, h.chunk.path), 0.0) / top_file
-            factor = prior(h.chunk.path, intent, code_question=q.is_code_question)
-            blended.append(Hit(h.chunk, (own + whole_file) * factor))
+        code_question = q.is_code_question
+        factors = {p: prior(p, intent, code_question=code_question) for p in mentioned}
+        blended = [
+            Hit(
+                h.chunk,
+                (
+                    (1 - w) * h.score / top_chunk
+                    + w * file_score.get((h.chunk.repo, h.chunk.path), 0.0) / top_file
+                )
+                * factors[h.chunk.path],
+            )
+            for h in fused
+        ]
         blended.sort(key=lambda h: h.score, reverse=True)
         return blended
 
