@@ -24,8 +24,6 @@ _COMMAND = {"slack": "/codecite {}", "discord": "/{}", "cli": "codecite {}"}
 def help_text(platform: str = "slack") -> str:
     """What codecite does and how to ask, in the syntax of the platform asking (markdown)."""
     command = _COMMAND.get(platform, _COMMAND["slack"]).format
-    # Discord has no /map application command; a mention reaches the same command
-    map_command = "@codecite map [repo]" if platform == "discord" else command("map [repo]")
     lines = [
         "**codecite** answers questions about your code and cites the exact lines.",
         f"• Ask: {_ASK.get(platform, _ASK['slack'])}",
@@ -35,7 +33,7 @@ def help_text(platform: str = "slack") -> str:
     lines += [
         f"• `{command('status')}`: what is indexed, at which commit, and how fresh",
         f"• `{command('repos')}`: the repositories available here",
-        f"• `{map_command}`: the directory tree and the most referenced symbols",
+        f"• `{command('map [repo]')}`: the directory tree and the most referenced symbols",
         f"• `{command('reindex [repo]')}`: re-ingest now (admins only)",
         f"• `{command('help')}`: this message",
         'Good questions name things: "where do we retry failed webhooks?", '

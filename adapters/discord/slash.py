@@ -1,4 +1,4 @@
-"""The application commands: /ask, /status, /repos, /reindex, /help.
+"""The application commands: /ask, /status, /repos, /map, /reindex, /help.
 
 Discord wants a response within 3 seconds, so each command defers first
 (callback type 5, "thinking") and answers later with follow-ups, which stay
@@ -99,6 +99,11 @@ def register(tree: app_commands.CommandTree[Any], slash: SlashCommands) -> None:
     @tree.command(name="repos", description="The repositories this channel can see")
     async def repos(interaction: Interaction) -> None:
         await slash.command(interaction, "repos")
+
+    @tree.command(name="map", description="The directory tree and the most referenced symbols")
+    @app_commands.describe(repo="Only this repository (default: every repository here)")
+    async def map_(interaction: Interaction, repo: str | None = None) -> None:
+        await slash.command(interaction, f"map {repo.strip()}" if repo else "map")
 
     @tree.command(name="reindex", description="Re-ingest repositories now (admins only)")
     @app_commands.describe(repo="Only this repository (default: every repository here)")

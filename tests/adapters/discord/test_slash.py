@@ -75,6 +75,7 @@ def test_status_repos_and_help_are_ephemeral(core: Core) -> None:
                 ("status", "demo main@"),
                 ("repos", "• demo (https://github.com/acme/demo)"),
                 ("help", "/reindex"),
+                ("map", "Most referenced symbols"),
             ]:
                 state = h.slash(name, channel=h.fake.channels[MAPPED_CHANNEL])
                 (message,) = await answered(h, state)
@@ -126,6 +127,7 @@ def test_commands_are_registered_globally_without_guild_ids(core: Core) -> None:
             assert sorted(c["name"] for c in registered) == [
                 "ask",
                 "help",
+                "map",
                 "reindex",
                 "repos",
                 "status",

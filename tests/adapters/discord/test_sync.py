@@ -20,7 +20,7 @@ from tests.servers.discord_fake import APP_ID
 
 GLOBAL_PUT = rf"/applications/{APP_ID}/commands"
 GUILD_PUT = rf"/applications/{APP_ID}/guilds/{GUILD_ID}/commands"
-NAMES = ["ask", "help", "reindex", "repos", "status"]
+NAMES = ["ask", "help", "map", "reindex", "repos", "status"]
 
 
 def puts(h: Harness) -> dict[str, list[str]]:
