@@ -38,11 +38,12 @@ def definition_rows(
     db: sqlite3.Connection, last: str, repos: frozenset[str] | None, *, folded: bool
 ) -> list[SymbolDef]:
     """Definitions whose name is `last` (ignoring ASCII case when `folded`)."""
-    match = "lower(d.name) = lower(?)" if folded else "d.name = ?"
+    # The name index ignores case: exact lookups filter what it finds.
+    match = "d.name = ? COLLATE NOCASE" + ("" if folded else " AND d.name = ?")
     scope, params = in_repos(repos)
     rows = db.execute(
         f"SELECT {_DEF_COLUMNS} FROM defs d JOIN files f ON f.fid = d.fid WHERE {match}{scope}",
-        [last, *params],
+        [last, *([] if folded else [last]), *params],
     ).fetchall()
     return [SymbolDef(*row) for row in rows]
 

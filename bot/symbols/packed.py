@@ -65,25 +65,16 @@ class PackedSymbols:
         defs: Sequence[DefRow],
         sites: Mapping[str, Sequence[int]],
         *,
-        ordered: bool = False,
+        distinct: bool = False,
     ) -> PackedSymbols:
-        """From name -> site codes; `ordered`: each list is already ascending (repeats are
-        dropped either way)."""
+        """From name -> site codes; `distinct`: each list is already ascending without
+        repeats (otherwise they are sorted and repeats dropped here)."""
         names = sorted(sites)
         offsets = [0]
         flat: list[int] = []
         for name in names:
             codes = sites[name]
-            if not ordered:
-                flat.extend(sorted(set(codes)))
-            elif len(codes) == 1:
-                flat.append(codes[0])
-            else:
-                previous = -1
-                for code in codes:  # no set per name: this runs for every reference
-                    if code != previous:
-                        flat.append(code)
-                        previous = code
+            flat.extend(codes if distinct else sorted(set(codes)))
             offsets.append(len(flat))
         text = f" {' '.join(names)} " if names else " "
         return cls(tuple(defs), text, to_u32(offsets), to_u32(flat))

@@ -1,7 +1,8 @@
 """The symbol table's SQLite layout, and opening a file with it.
 
 One row per indexed file (`files`) holds its packed references (see `packed`);
-`defs` holds its definitions. `ref_names` is an FTS5 index over each file's
+`defs` holds its definitions, indexed by name ignoring ASCII case (one index
+serves exact lookups too: they filter what it finds). `ref_names` is an FTS5 index over each file's
 referenced names, so "which files use `send`" is one index lookup; FTS5 folds
 case, so it finds candidates and the packed names decide exact matches.
 Triggers keep the full-text index and `defs` in step with `files`.
@@ -17,7 +18,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 NAME_CHARS = "_$?!@"  # beside letters and digits, what names are made of
 
 _TABLES = f"""
@@ -32,8 +33,7 @@ CREATE TABLE IF NOT EXISTS defs (
     kind TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
     PRIMARY KEY (fid, seq)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS defs_by_name ON defs (name);
-CREATE INDEX IF NOT EXISTS defs_by_folded_name ON defs (lower(name));
+CREATE INDEX IF NOT EXISTS defs_by_name ON defs (name COLLATE NOCASE);
 CREATE VIRTUAL TABLE IF NOT EXISTS ref_names USING fts5 (
     names, content='files', content_rowid='fid', detail=none,
     tokenize="unicode61 remove_diacritics 0 tokenchars '{NAME_CHARS}'"

@@ -30,7 +30,7 @@ from bot.symbols.store import SymbolStore
 log = logging.getLogger(__name__)
 
 # Bumped when extraction changes, so every file's symbols are read again once.
-SYMBOLS_VERSION = "1"
+SYMBOLS_VERSION = "2"
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import bot.symbols.extract as extract_module
+import bot.symbols.definitions as definitions_module
 from bot.ingest.chunking import ChunkBudget, analyze_file, parse_file
 from bot.ingest.languages import language_for
 from bot.symbols.extract import analyze, extract, extract_parsed, extract_text
@@ -79,7 +79,9 @@ def test_python_calls_members_and_callers():
     assert refs(found, "send") == [(10, "Session.send", True), (17, "Session.close", False)]
     assert refs(found, "Thing") == [(11, "Session.send", True)]
     assert refs(found, "mod") == [(2, "", False), (11, "Session.send", False)]
-    assert refs(found, "pkg") == [(2, "", False), (11, "Session.send", False)]
+    assert refs(found, "pkg") == [(2, "", False)]  # its import; `pkg.mod` reads a plain name
+    assert refs(found, "adapter") == [(10, "Session.send", False)]
+    assert refs(found, "pending") == [(16, "Session.close", False)]
     assert refs(found, "cached") == [(8, "Session", True)]  # a decorator line belongs to the class
     assert refs(found, "drain") == [(16, "Session.close", True)]
     assert refs(found, "clear") == [(15, "Session.close.drain", True)]
@@ -92,11 +94,12 @@ def test_python_skips_own_names_short_names_and_self():
     assert "Session" not in names(found)  # only ever defined here
     assert refs(found, "close") == []
     assert "self" not in names(found) and "x" not in names(found) and "fn" in names(found)
+    assert "request" not in names(found) and "queue" not in names(found)  # parameters
     assert refs(found, "os") == [(1, "", False)]
 
 
 def test_repeated_uses_on_one_line_are_kept_once():
-    found = symbols("total = count(a) + count(b) + count\n", "python")
+    found = symbols("total = box.count(a) + box.count(b) + box.count\n", "python")
     assert refs(found, "count") == [(1, "", False), (1, "", True)]
 
 
@@ -210,11 +213,10 @@ def test_go_receivers_selectors_and_predeclared_names():
     }
     assert refs(found, "Cache") == [(7, "Cache.Get", False), (13, "New", False), (14, "New", False)]
     assert refs(found, "Println") == [(9, "Cache.Get", True)]
-    assert refs(found, "items") == [
-        (4, "Cache", False),
-        (8, "Cache.Get", False),
-        (14, "New", False),
-    ]
+    # the field's declaration is not a use; a selector and a composite literal key are
+    assert refs(found, "items") == [(8, "Cache.Get", False), (14, "New", False)]
+    assert refs(found, "log") == [(9, "Cache.Get", False)]  # a package, named by a selector
+    assert "key" not in names(found) and "item" not in names(found)  # variables
     assert refs(found, "Get") == []
     assert not {"string", "bool", "nil"} & names(found)
 
@@ -313,7 +315,8 @@ def test_c_typedefs_fields_and_calls():
     found = symbols(C, "c")
     assert defs(found) == {("node_t", "struct", 3, 6), ("sum", "function", 8, 15)}
     assert refs(found, "node_t") == [(8, "sum", False), (10, "sum", False)]
-    assert refs(found, "next") == [(4, "node_t", False), (10, "sum", False)]
+    assert refs(found, "next") == [(10, "sum", False)]  # its declaration is not a use
+    assert "total" not in names(found) and "head" not in names(found)  # variables
     assert refs(found, "printf") == [(13, "sum", True)]
     assert "NULL" not in names(found)
 
@@ -459,7 +462,7 @@ def test_a_failing_step_keeps_what_was_found(monkeypatch, caplog):
     def broken(self, candidates):
         raise RuntimeError("grammar bug")
 
-    monkeypatch.setattr(extract_module._Definitions, "add_all", broken)
+    monkeypatch.setattr(definitions_module.Definitions, "add_all", broken)
     with caplog.at_level(logging.WARNING):
         found = symbols(PYTHON, "python")
     assert found.definitions == ()

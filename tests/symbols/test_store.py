@@ -169,8 +169,10 @@ def test_references_calls_and_callers(store):
 def test_reference_counts(store):
     assert store.reference_count("Session", repos=None) == 7
     assert store.reference_count("Session", repos=None, calls_only=True) == 4
-    assert store.reference_count("session", repos=None) == 4  # the variable, exact case
-    assert store.reference_count("SESSION", repos=None) == 11  # no exact match: any case
+    # variables (`session = Session()`) are not references: no exact match, so any case
+    assert store.reference_count("session", repos=None) == 7
+    assert store.reference_count("close", repos=None) == 2  # member calls
+    assert store.reference_count("CLOSE", repos=None) == 2
     assert store.reference_count("nothing", repos=None) == 0
     assert store.reference_count("Session", repos=frozenset()) == 0
 
