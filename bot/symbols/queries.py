@@ -152,8 +152,6 @@ _JS_COMMON = (
     "(member_expression property: (property_identifier) @ref)",
     "(member_expression property: (private_property_identifier) @ref)",
     "(member_expression object: (identifier) @object)",
-    "(class_heritage (identifier) @ref)",
-    "(extends_clause value: (identifier) @ref)",
     '(binary_expression operator: "instanceof" right: (identifier) @ref)',
     "(import_specifier name: (identifier) @ref)",
     "(import_clause (identifier) @ref)",
@@ -167,6 +165,11 @@ _JSX = (
     "(jsx_opening_element name: (member_expression property: (property_identifier) @call))",
     "(jsx_self_closing_element name: (member_expression property: (property_identifier) @call))",
 )
+# Base classes: JavaScript's grammar puts the name right in `class_heritage`, TypeScript's in an
+# `extends_clause`. Each language gets only its own shape: a pattern a grammar cannot read
+# would make the whole query fall back to compiling pattern by pattern (slow).
+_JS_EXTENDS = ("(class_heritage (identifier) @ref)",)
+_TS_EXTENDS = ("(extends_clause value: (identifier) @ref)",)
 _TS_TYPES = ("(type_identifier) @ref", "(nested_type_identifier module: (identifier) @ref)")
 _JS_STOP = frozenset({"undefined", "arguments", "NaN", "Infinity"})
 
@@ -294,9 +297,9 @@ SPECS: dict[str, ReferenceSpec] = {
         call=_PYTHON_CALL,
         type_checks=frozenset({"isinstance", "issubclass"}),
     ),
-    "javascript": ReferenceSpec((*_JS_COMMON, *_JSX), _JS_STOP),
-    "typescript": ReferenceSpec((*_JS_COMMON, *_TS_TYPES), _JS_STOP),
-    "tsx": ReferenceSpec((*_JS_COMMON, *_JSX, *_TS_TYPES), _JS_STOP),
+    "javascript": ReferenceSpec((*_JS_COMMON, *_JS_EXTENDS, *_JSX), _JS_STOP),
+    "typescript": ReferenceSpec((*_JS_COMMON, *_TS_EXTENDS, *_TS_TYPES), _JS_STOP),
+    "tsx": ReferenceSpec((*_JS_COMMON, *_TS_EXTENDS, *_JSX, *_TS_TYPES), _JS_STOP),
     "go": ReferenceSpec(_GO, _GO_PREDECLARED),
     "java": ReferenceSpec(_JAVA, frozenset({"var"})),
     "rust": ReferenceSpec(_RUST, frozenset({"Self", "None", "Some", "Ok", "Err"})),

@@ -8,13 +8,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from tree_sitter import QueryCursor
+from tree_sitter import Query, QueryCursor
 
 import bot.symbols.references as references_module
 from bot.ingest.chunking import parse_file
 from bot.ingest.chunking.grammars import GRAMMARS
 from bot.ingest.chunking.grammars import language as ts_language
 from bot.ingest.languages import language_for
+from bot.symbols import queries
 from bot.symbols.definitions import Definitions
 from bot.symbols.extract import extract_parsed, extract_text
 from bot.symbols.model import FileSymbols
@@ -232,3 +233,11 @@ def test_definitions_read_from_the_tables_are_the_grammars(path):
         found.append((defs.defs, defs.heads))
     assert found[0] == found[1]
     assert found[0][0]
+
+
+@pytest.mark.parametrize("language", sorted(queries.SPECS))
+def test_every_pattern_compiles_in_one_query(language: str) -> None:
+    """No language falls back to compiling its patterns one by one (a slow first ingest)."""
+    ts = ts_language(language)
+    definitions = queries._definitions(language, ts)
+    Query(ts, "\n".join([definitions, *queries.SPECS[language].patterns]))
