@@ -101,15 +101,15 @@ def analyze(text: str) -> QueryAnalysis:
         symbols.setdefault(".".join(parts[-2:]), None)
     for m in _CALL.finditer(prose):
         symbols.setdefault(m.group(1), None)
+    # Each distinct word is judged once: a pasted log repeats the same words many times.
     for span in code_parts:
         short = len(span) < 60  # an inline `name` is a symbol even without a capital or `_`
-        for m in _IDENT.finditer(span):
-            word = m.group(1)
+        for word in dict.fromkeys(_IDENT.findall(span)):
             if word.lower() not in KEYWORDS and (short or looks_like_identifier(word)):
                 symbols.setdefault(word, None)
-    for m in _IDENT.finditer(prose):
-        if looks_like_identifier(m.group(1)):
-            symbols.setdefault(m.group(1), None)
+    for word in dict.fromkeys(_IDENT.findall(prose)):
+        if looks_like_identifier(word):
+            symbols.setdefault(word, None)
 
     return QueryAnalysis(
         text=text,

@@ -108,7 +108,8 @@ class Retriever:
         return hits[:top_k]
 
     def _ranked(self, q: QueryAnalysis, repos: frozenset[str] | None) -> tuple[list[Hit], Usage]:
-        terms = list(dict.fromkeys((*q.terms, *q.exact_terms)))
+        exact_terms = q.exact_terms  # computed from the symbols and paths on each access
+        terms = list(dict.fromkeys((*q.terms, *exact_terms)))
         if not terms and not q.text.strip():
             return [], Usage()
         ranked_lists: list[tuple[float, list[Hit]]] = []
@@ -118,9 +119,9 @@ class Retriever:
             ranked_lists.append((1.0, hits))
         elif terms:
             ranked_lists.append((1.0, self._index.lexical(terms, repos=repos, k=LEXICAL_K)))
-        if q.exact_terms:
+        if exact_terms:
             exact = self._index.lexical(
-                list(q.exact_terms), repos=repos, k=EXACT_K, fields=("symbol", "path")
+                list(exact_terms), repos=repos, k=EXACT_K, fields=("symbol", "path")
             )
             ranked_lists.append((EXACT_WEIGHT, exact))
         if hybrid is None:
@@ -192,11 +193,12 @@ class Retriever:
         named = {s.rsplit(".", 1)[-1] for s in q.symbols}
         if len(named) > MAX_DEFINITION_BOOSTS:
             named = set()  # a long issue names many things: no single definition stands out
+        mentions = _Mentions(q.paths)
         mentioned: dict[str, bool] = {}  # per path: tracebacks name dozens of files
         for hit in fused:
             path = hit.chunk.path
             if path not in mentioned:
-                mentioned[path] = _mentioned(path, q.paths)
+                mentioned[path] = mentions.names(path)
             if mentioned[path] or _defines(hit.chunk.symbol, named):
                 file_score[(hit.chunk.repo, path)] = top_file * (1 + PATH_MENTION_BOOST)
         top_file = max(file_score.values(), default=1.0)
@@ -267,6 +269,21 @@ def _defines(symbol: str, names: set[str]) -> bool:
     if not symbol or not names:
         return False
     return any(part.strip().rsplit(".", 1)[-1] in names for part in symbol.split(","))
+
+
+class _Mentions:
+    """`_mentioned` for many paths against one question's paths, by set lookups."""
+
+    def __init__(self, mentioned: Sequence[str]) -> None:
+        self._exact = set(mentioned)
+        self._stripped = {m.lstrip("/") for m in mentioned}
+        self._tails = {m.split("/", i)[-1] for m in mentioned for i in range(1, m.count("/") + 1)}
+
+    def names(self, path: str) -> bool:
+        if path in self._exact or ("/" in path and path in self._tails):
+            return True
+        parts = path.split("/")
+        return any("/".join(parts[i:]) in self._stripped for i in range(1, len(parts)))
 
 
 def _mentioned(path: str, mentioned: Sequence[str]) -> bool:

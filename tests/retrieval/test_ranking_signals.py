@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 from bot.config import Settings
 from bot.core import CLI, Core
-from bot.retrieval.retriever import _mentioned
+from bot.retrieval.retriever import _mentioned, _Mentions
 
 NOISY_LOG = "\n".join(
     f"platform linux -- session collected item report terminal output line {n}" for n in range(30)
@@ -57,3 +58,17 @@ def test_traceback_paths_under_a_checkout_match_indexed_files() -> None:
     assert _mentioned("src/flask/app.py", ["flask/app.py"])
     assert not _mentioned("setup.py", ["/home/me/project/setup.py"])  # too short to be sure
     assert not _mentioned("config/arguments_manager.py", ["/x/other_config/arguments_manager.py"])
+
+
+def test_set_based_mention_matching_agrees_with_the_definition() -> None:
+    rnd = random.Random(7)
+    parts = ["a", "b", "src", "app.py", "x.py", "", "flask", "home"]
+
+    def some_path() -> str:
+        path = "/".join(rnd.choice(parts) for _ in range(rnd.randint(1, 5)))
+        return ("/" if rnd.random() < 0.3 else "") + path
+
+    for _ in range(5000):
+        mentioned = [some_path() for _ in range(rnd.randint(0, 4))]
+        path = some_path()
+        assert _Mentions(mentioned).names(path) == _mentioned(path, mentioned), (path, mentioned)
