@@ -13,18 +13,22 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from bot.embedding.base import Embedder
 from bot.errors import BotError
 from bot.index.base import HybridIndex, Index
 from bot.index.tokens import query_terms
-from bot.models import Chunk, FileHit, Hit, Usage, line_label
+from bot.models import FileHit, Hit, Usage, line_label
 from bot.retrieval.intent import Intent, intent_of, prior
 from bot.retrieval.query import QueryAnalysis, analyze
 from bot.retrieval.symbol_facts import SymbolFacts, SymbolFinder, SymbolLookup, exact_first
 from bot.tokencount import count_tokens
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+K = TypeVar("K")
 
 RRF_K = 60
 LEXICAL_K = 150
@@ -238,30 +242,30 @@ class Retriever:
         return chosen
 
 
-def _fuse(ranked_lists: Sequence[tuple[float, list[Hit]]]) -> list[Hit]:
-    """Weighted reciprocal-rank fusion; the chunk object of the first list seen is kept."""
-    scores: dict[str, float] = {}
-    chunks: dict[str, Chunk] = {}
-    for weight, hits in ranked_lists:
-        for rank, hit in enumerate(hits):
-            cid = hit.chunk.id
-            scores[cid] = scores.get(cid, 0.0) + weight / (RRF_K + rank)
-            chunks.setdefault(cid, hit.chunk)
+def _rrf(
+    ranked_lists: Sequence[tuple[float, Sequence[T]]], key: Callable[[T], K]
+) -> list[tuple[T, float]]:
+    """Weighted reciprocal-rank fusion: (the first item seen per key, its score), best first."""
+    scores: dict[K, float] = {}
+    first: dict[K, T] = {}
+    for weight, items in ranked_lists:
+        for rank, item in enumerate(items):
+            k = key(item)
+            scores[k] = scores.get(k, 0.0) + weight / (RRF_K + rank)
+            first.setdefault(k, item)
     order = sorted(scores, key=scores.__getitem__, reverse=True)
-    return [Hit(chunks[cid], scores[cid]) for cid in order]
+    return [(first[k], scores[k]) for k in order]
+
+
+def _fuse(ranked_lists: Sequence[tuple[float, list[Hit]]]) -> list[Hit]:
+    """Chunk rankings fused; the chunk object of the first list seen is kept."""
+    return [Hit(hit.chunk, score) for hit, score in _rrf(ranked_lists, lambda h: h.chunk.id)]
 
 
 def _fuse_files(*lists: Sequence[FileHit]) -> list[FileHit]:
-    """Reciprocal-rank fusion of whole-file rankings, best first."""
-    scores: dict[tuple[str, str], float] = {}
-    first: dict[tuple[str, str], FileHit] = {}
-    for hits in lists:
-        for rank, hit in enumerate(hits):
-            key = (hit.repo, hit.path)
-            scores[key] = scores.get(key, 0.0) + 1.0 / (RRF_K + rank)
-            first.setdefault(key, hit)
-    order = sorted(scores, key=scores.__getitem__, reverse=True)
-    return [FileHit(first[key].repo, first[key].path, scores[key]) for key in order]
+    """Whole-file rankings fused, each list weighing the same."""
+    fused = _rrf([(1.0, hits) for hits in lists], lambda f: (f.repo, f.path))
+    return [FileHit(f.repo, f.path, score) for f, score in fused]
 
 
 def _defines(symbol: str, names: set[str]) -> bool:
@@ -272,7 +276,13 @@ def _defines(symbol: str, names: set[str]) -> bool:
 
 
 class _Mentions:
-    """`_mentioned` for many paths against one question's paths, by set lookups."""
+    """Whether a path is named by one of a question's paths: exactly, by a tail
+    ("flask/app.py" names "src/flask/app.py"), or inside a longer path such as a traceback's
+    "/home/me/proj/src/flask/app.py" (only when the path has a directory of its own).
+
+    Built once per question; each path is then a few set lookups, however many paths a
+    traceback names.
+    """
 
     def __init__(self, mentioned: Sequence[str]) -> None:
         self._exact = set(mentioned)
@@ -284,15 +294,6 @@ class _Mentions:
             return True
         parts = path.split("/")
         return any("/".join(parts[i:]) in self._stripped for i in range(1, len(parts)))
-
-
-def _mentioned(path: str, mentioned: Sequence[str]) -> bool:
-    """`path` is named: exactly, by a tail ("flask/app.py"), or inside a longer path such as a
-    traceback's "/home/me/proj/src/flask/app.py" (only when `path` has a directory)."""
-    return any(
-        path == m or path.endswith("/" + m.lstrip("/")) or ("/" in path and m.endswith("/" + path))
-        for m in mentioned
-    )
 
 
 def merge_neighbours(hits: Sequence[Hit]) -> list[Source]:

@@ -32,17 +32,10 @@ from bot.schedule import JOB_PREFIX, IngestScheduler
 from tests.reliability.fault_tally import FaultTally, tally_fixture
 from tests.support.gitrepo import GitRepo
 from tests.support.shop import build_shop
+from tests.support.snippets import LEDGER_PY
 
 ROOT = Path(__file__).resolve().parents[2]
 WEBHOOKS_Q = "where do we retry failed webhooks?"
-LEDGER_PY = '''"""Ledger batches."""
-
-
-def reconcile_ledger_batch(batch):
-    """Reconcile one ledger batch against the bank statement."""
-    totals = sum(entry.amount for entry in batch)
-    return totals == batch.statement_total
-'''
 LEDGER_Q = "how is a ledger batch reconciled against the bank statement?"
 POISON = "ledger/summary.py"  # chunked after reconcile.py: the ingest fails midway
 ANALYZE = pipeline.analyze  # one parse gives a file's chunks and symbols

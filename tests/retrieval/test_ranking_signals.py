@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bot.config import Settings
 from bot.core import CLI, Core
-from bot.retrieval.retriever import _mentioned, _Mentions
+from bot.retrieval.retriever import _Mentions
 
 NOISY_LOG = "\n".join(
     f"platform linux -- session collected item report terminal output line {n}" for n in range(30)
@@ -52,12 +52,21 @@ def test_the_subject_line_outweighs_pasted_output(tmp_path: Path) -> None:
         core.close()
 
 
+def _mentioned(path: str, mentioned: list[str]) -> bool:
+    """The rule, written plainly: exactly, by a tail, or inside a longer path (with a dir)."""
+    return any(
+        path == m or path.endswith("/" + m.lstrip("/")) or ("/" in path and m.endswith("/" + path))
+        for m in mentioned
+    )
+
+
 def test_traceback_paths_under_a_checkout_match_indexed_files() -> None:
     frame = "/home/me/work/pylint/pylint/config/arguments_manager.py"
-    assert _mentioned("pylint/config/arguments_manager.py", [frame])
-    assert _mentioned("src/flask/app.py", ["flask/app.py"])
-    assert not _mentioned("setup.py", ["/home/me/project/setup.py"])  # too short to be sure
-    assert not _mentioned("config/arguments_manager.py", ["/x/other_config/arguments_manager.py"])
+    assert _Mentions([frame]).names("pylint/config/arguments_manager.py")
+    assert _Mentions(["flask/app.py"]).names("src/flask/app.py")
+    assert not _Mentions(["/home/me/project/setup.py"]).names("setup.py")  # too short to be sure
+    other = ["/x/other_config/arguments_manager.py"]
+    assert not _Mentions(other).names("config/arguments_manager.py")
 
 
 def test_set_based_mention_matching_agrees_with_the_definition() -> None:

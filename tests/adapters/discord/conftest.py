@@ -18,29 +18,8 @@ from bot.core import Core
 from tests.adapters.discord.gateway import ADMIN_ROLE_ID, MAPPED_CHANNEL, THREAD_CHANNEL
 from tests.servers.openai_fake import FakeOpenAI
 from tests.support.gitrepo import git
-
-HOOKS_PY = '''"""Webhook delivery."""
-
-MAX_ATTEMPTS = 5
-
-
-def retry_failed_webhooks(queue):
-    """Retry every failed webhook with exponential backoff."""
-    for hook in queue.failed():
-        for attempt in range(MAX_ATTEMPTS):
-            if hook.deliver():
-                break
-            hook.wait(2 ** attempt)
-'''
-
-LEDGER_PY = '''"""Ledger batches."""
-
-
-def reconcile_ledger_batch(batch):
-    """Reconcile one ledger batch against the bank statement."""
-    totals = sum(entry.amount for entry in batch)
-    return totals == batch.statement_total
-'''
+from tests.support.snippets import LEDGER_PY
+from tests.support.snippets import WEBHOOK_RETRY_PY as HOOKS_PY
 
 
 @pytest.fixture

@@ -27,23 +27,11 @@ from bot.core import Context, Core
 from bot.models import Answer, Turn
 from tests.servers.slack_fake import BOT_TOKEN, BOT_USER_ID, TEAM_ID, FakeSlack
 from tests.support.gitrepo import GitRepo
+from tests.support.snippets import WEBHOOK_RETRY_PY as APP_PY
 
 SIGNING_SECRET = "test-signing-secret"
 CHANNEL = "C0GENERAL"
 
-APP_PY = '''"""Webhook delivery."""
-
-MAX_ATTEMPTS = 5
-
-
-def retry_failed_webhooks(queue):
-    """Retry every failed webhook with exponential backoff."""
-    for hook in queue.failed():
-        for attempt in range(MAX_ATTEMPTS):
-            if hook.deliver():
-                break
-            hook.wait(2 ** attempt)
-'''
 
 BILLING_PY = '''"""Invoices."""
 
