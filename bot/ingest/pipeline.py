@@ -150,7 +150,6 @@ class Ingestor:
         self._index.apply(_with_vectors(change, vectors))
         tokens_after, saved_after = self._embedding_counters()
         symbols.write([f.path for f in listed])  # after the index: it can be rebuilt
-        symbols.drop_unindexed(lambda: (s.name for s in self._index.repo_states()))
         report = IngestReport(
             repo=name,
             branch=source.checkout.branch,
@@ -198,7 +197,6 @@ class Ingestor:
             return None
         # Confirmed current: only the freshness moves.
         self._index.apply(ChangeSet(repo=name, state=replace(state, indexed_at=datetime.now(UTC))))
-        symbols.drop_unindexed(lambda: (s.name for s in self._index.repo_states()))
         return IngestReport(
             repo=name,
             branch=state.branch,

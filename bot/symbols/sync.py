@@ -9,14 +9,14 @@ knows but the source no longer lists are removed.
 
 The table is a cache of the sources: when it cannot be read or written, that
 is logged and the ingest goes on; the next one finds the keys stale and redoes
-the work. Repositories that left the index (removed from the configuration)
-leave the table at the next ingest of any repository.
+the work. A repository that leaves the configuration leaves the index and the
+table together (`Core.forget_repo`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from bot.errors import BotError
 from bot.ingest.languages import language_for
@@ -111,19 +111,3 @@ class SymbolSync:
             self._store.apply(self._repo, self.found, removed)
         except BotError as exc:
             log.warning("symbols of %s not stored: %s", self._repo, exc.detail or exc.user_message)
-
-    def drop_unindexed(self, indexed: Callable[[], Iterable[str]]) -> None:
-        """Remove repositories the index no longer has; never raises.
-
-        The table is listed before the index: a repository reaches the table only after
-        its index state is written, so one being ingested concurrently is never dropped.
-        """
-        if self._store is None:
-            return
-        try:
-            stale = set(self._store.repos()) - set(indexed()) - {self._repo}
-            for repo in sorted(stale):
-                self._store.remove_repo(repo)
-                log.info("removed %s from the symbol table: it is no longer indexed", repo)
-        except BotError as exc:
-            log.warning("symbol table not pruned: %s", exc.detail or exc.user_message)

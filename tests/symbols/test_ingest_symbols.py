@@ -212,8 +212,7 @@ def test_a_repository_removed_from_the_index_leaves_the_table(shop, make_repo):
     core.index_repo(str(other.path), name="other")
     table = core.symbols
     assert table is not None and table.repos() == ["other", "shop"]
-    core.index.remove_repo("other")  # what the scheduler does when a repo leaves the config
-    core.index_repo(str(shop.path), name="shop", quick=True)
+    core.forget_repo("other")  # what the scheduler does when a repo leaves the config
     assert table.repos() == ["shop"]
     assert table.definitions("sharpen", repos=None) == []
     core.close()
