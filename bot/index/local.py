@@ -101,7 +101,7 @@ class LocalIndex:
         with _translated():
             self.path.parent.mkdir(parents=True, exist_ok=True)
             try:
-                schema.prepare(self._conn())
+                schema.prepare(self._conn(), busy_timeout=self._busy_timeout)
             except BaseException:
                 self.close()
                 raise

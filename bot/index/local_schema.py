@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC
@@ -96,9 +97,9 @@ def connect(path: Path, *, busy_timeout: float) -> sqlite3.Connection:
     return conn
 
 
-def prepare(conn: sqlite3.Connection) -> None:
+def prepare(conn: sqlite3.Connection, *, busy_timeout: float = 30.0) -> None:
     """Switch to WAL and create, migrate or check the schema (safe when processes race)."""
-    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+    mode = _journal_mode_wal(conn, busy_timeout)
     if str(mode).lower() != "wal":
         log.warning("SQLite refused WAL mode (got %s); readers will wait for writers", mode)
     conn.execute("PRAGMA journal_size_limit = 67108864")  # trim the WAL to 64 MB after use
@@ -110,6 +111,24 @@ def prepare(conn: sqlite3.Connection) -> None:
     except BaseException:
         rollback(conn)
         raise
+
+
+def _journal_mode_wal(conn: sqlite3.Connection, busy_timeout: float) -> str:
+    """`PRAGMA journal_mode = WAL`, retried while another connection holds the file.
+
+    SQLite answers "database is locked" to this pragma at once, without its busy
+    handler, when openers race on a new file; the other statements wait by themselves.
+    """
+    deadline = time.monotonic() + busy_timeout
+    pause = 0.005
+    while True:
+        try:
+            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
 
 
 def rollback(conn: sqlite3.Connection) -> None:
