@@ -1,13 +1,18 @@
 """A log of ingest runs per repository, for `status`: last run, its outcome, the next run.
 
 Kept in the data directory so a standalone scheduler and the serving process
-(or the CLI) see the same history.
+(or the CLI) see the same history. A run is written when it starts
+(`begin`, under the repository's lock) and completed when it ends (`finish`),
+so a process killed mid-ingest leaves a run that never finished: the next
+`begin` marks it interrupted, and `status` tells a live run from a dead one by
+the repository's lock.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,12 +28,19 @@ CREATE TABLE IF NOT EXISTS runs (
     files_changed INTEGER NOT NULL, files_removed INTEGER NOT NULL, chunks_added INTEGER NOT NULL,
     chunks_removed INTEGER NOT NULL, embedded_inputs INTEGER NOT NULL,
     embedding_tokens INTEGER NOT NULL, error TEXT NOT NULL,
-    embedding_tokens_saved INTEGER NOT NULL DEFAULT 0
+    embedding_tokens_saved INTEGER NOT NULL DEFAULT 0,
+    state TEXT NOT NULL DEFAULT 'done'
 );
 CREATE INDEX IF NOT EXISTS runs_repo ON runs(repo, id);
 CREATE TABLE IF NOT EXISTS next_runs (repo TEXT PRIMARY KEY, at TEXT NOT NULL);
 """
 KEEP_PER_REPO = 200
+RUNNING, DONE, INTERRUPTED = "running", "done", "interrupted"
+_COLUMNS = (
+    "repo, started_at, seconds, trigger, commit_sha, files_added, files_changed, files_removed, "
+    "chunks_added, chunks_removed, embedded_inputs, embedding_tokens, error, "
+    "embedding_tokens_saved, state"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +59,51 @@ class Run:
     embedding_tokens: int = 0
     error: str = ""  # the user-facing sentence, "" when the run succeeded
     embedding_tokens_saved: int = 0
+    state: str = DONE  # RUNNING until it ends; INTERRUPTED when its process died
 
     @property
     def ok(self) -> bool:
-        return not self.error
+        return self.state == DONE and not self.error
+
+    def _row(self) -> tuple[object, ...]:
+        return (
+            self.repo,
+            self.started_at.isoformat(),
+            self.seconds,
+            self.trigger,
+            self.commit,
+            self.files_added,
+            self.files_changed,
+            self.files_removed,
+            self.chunks_added,
+            self.chunks_removed,
+            self.embedded_inputs,
+            self.embedding_tokens,
+            self.error,
+            self.embedding_tokens_saved,
+            self.state,
+        )
+
+    @classmethod
+    def _from_row(cls, row: Sequence[object]) -> Run:
+        counts = [int(str(v)) for v in row[5:12]]
+        return cls(
+            repo=str(row[0]),
+            started_at=datetime.fromisoformat(str(row[1])),
+            seconds=float(str(row[2])),
+            trigger=str(row[3]),
+            commit=str(row[4]),
+            files_added=counts[0],
+            files_changed=counts[1],
+            files_removed=counts[2],
+            chunks_added=counts[3],
+            chunks_removed=counts[4],
+            embedded_inputs=counts[5],
+            embedding_tokens=counts[6],
+            error=str(row[12]),
+            embedding_tokens_saved=int(str(row[13])),
+            state=str(row[14]),
+        )
 
     @classmethod
     def from_report(cls, report: IngestReport, started: datetime, trigger: str) -> Run:
@@ -87,6 +140,8 @@ def _open(path: Path) -> sqlite3.Connection:
             db.execute(
                 "ALTER TABLE runs ADD COLUMN embedding_tokens_saved INTEGER NOT NULL DEFAULT 0"
             )
+        if "state" not in columns:  # logs written before runs were recorded at their start
+            db.execute("ALTER TABLE runs ADD COLUMN state TEXT NOT NULL DEFAULT 'done'")
     except sqlite3.Error:
         db.close()
         raise
@@ -102,63 +157,56 @@ class RunLog:
         except (OSError, sqlite3.Error) as exc:
             raise StoreError("The run log could not be opened.", detail=str(exc)) from exc
 
-    def record(self, run: Run) -> None:
-        row = (
-            run.repo,
-            run.started_at.isoformat(),
-            run.seconds,
-            run.trigger,
-            run.commit,
-            run.files_added,
-            run.files_changed,
-            run.files_removed,
-            run.chunks_added,
-            run.chunks_removed,
-            run.embedded_inputs,
-            run.embedding_tokens,
-            run.error,
-            run.embedding_tokens_saved,
-        )
+    def begin(self, repo: str, started: datetime, trigger: str) -> int:
+        """Record a run that starts now; call it holding the repository's lock, so any run
+        of `repo` still marked running was cut short. Returns the id for `finish`."""
+        placeholders = ", ".join("?" * 15)
         with self._lock, self._db:
             self._db.execute(
-                "INSERT INTO runs (repo, started_at, seconds, trigger, commit_sha, files_added, "
-                "files_changed, files_removed, chunks_added, chunks_removed, embedded_inputs, "
-                "embedding_tokens, error, embedding_tokens_saved) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                row,
+                "UPDATE runs SET state = ? WHERE repo = ? AND state = ?",
+                (INTERRUPTED, repo, RUNNING),
             )
-            self._db.execute(
-                "DELETE FROM runs WHERE repo = ? AND id NOT IN "
-                "(SELECT id FROM runs WHERE repo = ? ORDER BY id DESC LIMIT ?)",
-                (run.repo, run.repo, KEEP_PER_REPO),
+            cursor = self._db.execute(
+                f"INSERT INTO runs ({_COLUMNS}) VALUES ({placeholders})",
+                Run(repo, started, 0.0, trigger, state=RUNNING)._row(),
             )
+            self._trim(repo)
+        return int(cursor.lastrowid or 0)
+
+    def finish(self, run_id: int, run: Run) -> None:
+        """Complete the run `begin` returned `run_id` for with its outcome."""
+        assignments = ", ".join(f"{c.strip()} = ?" for c in _COLUMNS.split(","))
+        with self._lock, self._db:
+            self._db.execute(f"UPDATE runs SET {assignments} WHERE id = ?", (*run._row(), run_id))
+
+    def record(self, run: Run) -> None:
+        """Record a whole run at once (one that never began, such as a refused one)."""
+        placeholders = ", ".join("?" * 15)
+        with self._lock, self._db:
+            self._db.execute(f"INSERT INTO runs ({_COLUMNS}) VALUES ({placeholders})", run._row())
+            self._trim(repo=run.repo)
+
+    def _trim(self, repo: str) -> None:
+        self._db.execute(
+            "DELETE FROM runs WHERE repo = ? AND id NOT IN "
+            "(SELECT id FROM runs WHERE repo = ? ORDER BY id DESC LIMIT ?)",
+            (repo, repo, KEEP_PER_REPO),
+        )
 
     def last(self, repo: str) -> Run | None:
+        return self._latest(repo, "")
+
+    def last_ok(self, repo: str) -> Run | None:
+        """The latest run of `repo` that finished without an error."""
+        return self._latest(repo, f"AND state = '{DONE}' AND error = ''")
+
+    def _latest(self, repo: str, condition: str) -> Run | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT repo, started_at, seconds, trigger, commit_sha, files_added, "
-                "files_changed, files_removed, chunks_added, chunks_removed, embedded_inputs, "
-                "embedding_tokens, error FROM runs WHERE repo = ? ORDER BY id DESC LIMIT 1",
+                f"SELECT {_COLUMNS} FROM runs WHERE repo = ? {condition} ORDER BY id DESC LIMIT 1",
                 (repo,),
             ).fetchone()
-        if row is None:
-            return None
-        counts = [int(v) for v in row[5:12]]
-        return Run(
-            repo=str(row[0]),
-            started_at=datetime.fromisoformat(row[1]),
-            seconds=float(row[2]),
-            trigger=str(row[3]),
-            commit=str(row[4]),
-            files_added=counts[0],
-            files_changed=counts[1],
-            files_removed=counts[2],
-            chunks_added=counts[3],
-            chunks_removed=counts[4],
-            embedded_inputs=counts[5],
-            embedding_tokens=counts[6],
-            error=str(row[12]),
-        )
+        return None if row is None else Run._from_row(row)
 
     def embedding_totals(self, repo: str) -> tuple[int, int]:
         """(tokens sent, tokens saved by the cache) over the runs kept for `repo`."""

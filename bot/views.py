@@ -6,8 +6,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from bot.errors import BotError
+from bot.locks import repo_busy
 from bot.models import ago
 from bot.pricing import describe_cost
+from bot.runs import DONE, RUNNING, Run
 
 if TYPE_CHECKING:
     from bot.core import Core
@@ -56,8 +58,14 @@ def status_text(core: Core, scope: frozenset[str] | None) -> str:
     ]
     if not states and not pending:
         lines.append("Nothing is indexed here yet.")
+    symbol_commits = _symbol_commits(core)
     for s in states:
         lines.append(f"• {s.freshness().describe()} — {s.files:,} files, {s.chunks:,} chunks")
+        if symbol_commits is not None and symbol_commits.get(s.name) != s.commit:
+            lines.append(
+                "    symbol table: behind the index (an ingest stopped before it was "
+                "updated); exact symbol answers use search until the next ingest repairs it"
+            )
         lines.extend(_run_lines(core, s.name))
     for name in pending:  # configured, but no run has succeeded yet
         lines.append(f"• {name}: not indexed yet")
@@ -65,20 +73,28 @@ def status_text(core: Core, scope: frozenset[str] | None) -> str:
     return "\n".join(lines)
 
 
+def _symbol_commits(core: Core) -> dict[str, str] | None:
+    if core.symbols is None:
+        return None
+    try:
+        return core.symbols.commits()
+    except BotError:
+        return None  # an unreadable table is reported where it is used
+
+
 def _run_lines(core: Core, repo: str) -> list[str]:
     out = []
     last = core.runs.last(repo)
     if last is not None:
-        when = ago(last.started_at)
-        if last.ok:
+        live = last.state == RUNNING and repo_busy(core.settings.home, repo)
+        out.append(_run_line(last, live))
+        if not (last.ok or live):
+            good = core.runs.last_ok(repo)
             out.append(
-                f"    last run {when} ({last.trigger}, {last.seconds:.1f}s): "
-                f"files +{last.files_added} ~{last.files_changed} -{last.files_removed}, "
-                f"chunks +{last.chunks_added} -{last.chunks_removed}, "
-                f"{last.embedding_tokens:,} embedding tokens"
+                f"    last successful run {ago(good.started_at)} ({good.trigger})"
+                if good is not None
+                else "    no run has succeeded yet"
             )
-        else:
-            out.append(f"    last run {when} ({last.trigger}) failed: {last.error}")
     used, saved = core.runs.embedding_totals(repo)
     if core.embedder is not None and (used or saved):
         out.append(
@@ -89,6 +105,25 @@ def _run_lines(core: Core, repo: str) -> list[str]:
     if upcoming is not None:
         out.append(f"    next run {upcoming:%Y-%m-%d %H:%M} UTC")
     return out
+
+
+def _run_line(run: Run, live: bool) -> str:
+    when = ago(run.started_at)
+    if live:
+        return f"    running now, since {when} ({run.trigger})"
+    if run.state != DONE:  # its process died before it could finish
+        return (
+            f"    last run {when} ({run.trigger}) was interrupted before it finished; "
+            "the state above is what answers"
+        )
+    if run.error:
+        return f"    last run {when} ({run.trigger}) failed: {run.error}"
+    return (
+        f"    last run {when} ({run.trigger}, {run.seconds:.1f}s): "
+        f"files +{run.files_added} ~{run.files_changed} -{run.files_removed}, "
+        f"chunks +{run.chunks_added} -{run.chunks_removed}, "
+        f"{run.embedding_tokens:,} embedding tokens"
+    )
 
 
 def repos_text(core: Core, scope: frozenset[str] | None) -> str:

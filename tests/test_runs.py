@@ -3,9 +3,13 @@ from datetime import UTC, datetime
 
 import pytest
 
+from bot.config import FileConfig, Settings
+from bot.core import CLI, Core
 from bot.errors import StoreError
+from bot.locks import repo_lock
 from bot.pricing import describe_cost, embedding_cost
-from bot.runs import Run, RunLog
+from bot.runs import INTERRUPTED, RUNNING, Run, RunLog
+from tests.support.shop import build_shop
 
 
 def test_record_last_totals_and_next_run(tmp_path):
@@ -21,6 +25,26 @@ def test_record_last_totals_and_next_run(tmp_path):
     assert log.next_run("a") == at
     log.set_next_run("a", None)
     assert log.next_run("a") is None
+
+
+def test_a_run_is_logged_when_it_begins_and_completed_when_it_ends(tmp_path):
+    log = RunLog(tmp_path / "runs.sqlite")
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    first = log.begin("a", at, "schedule")
+    running = log.last("a")
+    assert running is not None and running.state == RUNNING and not running.ok
+    log.finish(first, Run("a", at, 2.0, "schedule", "abc", files_added=3))
+    done = log.last("a")
+    assert done is not None and done.ok and done.files_added == 3 and done.commit == "abc"
+
+    killed = log.begin("a", at, "cli")  # its process dies: it is never finished
+    assert log.last("a").state == RUNNING and log.last_ok("a") == done
+    log.begin("a", at, "webhook")  # the next run (under the lock) knows the last one died
+    rows = sqlite3.connect(tmp_path / "runs.sqlite").execute(
+        "SELECT id, state FROM runs ORDER BY id"
+    )
+    assert dict(rows.fetchall())[killed] == INTERRUPTED
+    log.close()
 
 
 def test_old_logs_gain_the_new_column(tmp_path):
@@ -63,3 +87,18 @@ def test_embedding_cost():
     assert embedding_cost("nomic-embed-text", 10) is None
     assert describe_cost("text-embedding-3-large", 2_000_000) == "≈$0.2600"
     assert describe_cost("local", 5) == "price unknown"
+
+
+def test_status_tells_a_live_run_from_an_interrupted_one(make_repo):
+    repo = make_repo("shop")
+    build_shop(repo)
+    core = Core.from_settings(Settings(), FileConfig())
+    core.index_repo(str(repo.path), name="shop")
+    core.runs.begin("shop", datetime.now(UTC), "schedule")  # a run nobody finishes
+    with repo_lock(core.settings.home, "shop"):  # ... while its process holds the lock
+        status = core.run_command("status", CLI).text
+        assert "running now" in status and "interrupted" not in status
+    status = core.run_command("status", CLI).text  # the lock is gone: the process died
+    assert "interrupted before it finished" in status
+    assert "last successful run" in status
+    core.close()

@@ -48,6 +48,12 @@ def print_report(console: Console, report: IngestReport, embed_model: str = "") 
     if report.secrets_redacted:
         redacted = ", ".join(f"{k} {n:,}" for k, n in sorted(report.secrets_redacted.items()))
         table.add_row("secrets redacted", redacted)
+    if not report.symbols_stored:
+        table.add_row(
+            "symbol table",
+            "not updated (see the log); exact symbol answers for this repository use search "
+            "until the next ingest repairs it",
+        )
     if embed_model:
         cost = describe_cost(embed_model, report.embedding_tokens)
         table.add_row(

@@ -80,6 +80,7 @@ class IngestReport:
     embedding_tokens_saved: int = 0
     seconds: float = 0.0
     symbol_files: int = 0  # files whose definitions and references were (re)extracted
+    symbols_stored: bool = True  # False: the symbol table stayed behind (repaired next time)
 
     @property
     def unchanged(self) -> bool:
@@ -149,7 +150,9 @@ class Ingestor:
         vectors = self._embed(change.upserts, progress)
         self._index.apply(_with_vectors(change, vectors))
         tokens_after, saved_after = self._embedding_counters()
-        symbols.write([f.path for f in listed])  # after the index: it can be rebuilt
+        # After the index: the table records the commit it matches, so a crash or a failed
+        # write here is noticed by lookups and mended by the next ingest.
+        stored = symbols.write([f.path for f in listed], source.checkout.commit)
         report = IngestReport(
             repo=name,
             branch=source.checkout.branch,
@@ -168,6 +171,7 @@ class Ingestor:
             embedding_tokens_saved=saved_after - saved_before,
             seconds=time.monotonic() - started,
             symbol_files=len(symbols.found),
+            symbols_stored=stored,
         )
         log.info(
             "indexed %s@%s: %d files (%d new, %d changed, %d removed), %d chunks (+%d/-%d)",
@@ -191,8 +195,8 @@ class Ingestor:
         if any(not e.blob.startswith(file_key("")) for e in manifest.values()):
             return None  # built by another pipeline version: everything is re-chunked
         symbols = SymbolSync(self._symbols, name)
-        if not symbols.complete(manifest):
-            return None  # the symbol table is missing files: they are read again
+        if not symbols.complete(manifest, state.commit):
+            return None  # the symbol table is behind or missing files: they are read again
         if current_commit(location, options.branch, options.token) != state.commit:
             return None
         # Confirmed current: only the freshness moves.

@@ -39,6 +39,8 @@ _DETAIL = ((40, 8), (30, 6), (20, 5), (12, 4), (8, 3))
 class RankedSymbols(Protocol):
     def top_symbols(self, repo: str, *, limit: int = 30) -> list[RankedSymbol]: ...
 
+    def commits(self) -> dict[str, str]: ...
+
 
 @dataclass(frozen=True, slots=True)
 class RepoMap:
@@ -70,7 +72,7 @@ class RepoMapper:
             cached = self._cache.get(key)
         if cached is not None:
             return cached
-        built = self._build(state.name)
+        built = self._build(state)
         with self._lock:
             if len(self._cache) >= CACHE_SIZE:
                 self._cache.pop(next(iter(self._cache)))
@@ -80,7 +82,8 @@ class RepoMapper:
     def maps(self, states: Iterable[RepoState]) -> list[RepoMap]:
         return [self.map_of(s) for s in sorted(states, key=lambda s: s.name)]
 
-    def _build(self, repo: str) -> RepoMap:
+    def _build(self, state: RepoState) -> RepoMap:
+        repo = state.name
         manifest = self._index.manifest(repo)
         languages = Counter(entry.language or "other" for entry in manifest.values())
         return RepoMap(
@@ -88,13 +91,18 @@ class RepoMapper:
             files=len(manifest),
             languages=tuple(languages.most_common()),
             root=build_tree(manifest),
-            top=tuple(self._top(repo)),
+            top=tuple(self._top(state)),
         )
 
-    def _top(self, repo: str) -> list[RankedSymbol]:
+    def _top(self, state: RepoState) -> list[RankedSymbol]:
         if self._symbols is None:
             return []
+        repo = state.name
         try:
+            if self._symbols.commits().get(repo) != state.commit:
+                # Rows of another commit would cite the wrong lines; the next ingest mends it.
+                log.warning("symbol table of %s is not at the indexed commit; map without it", repo)
+                return []
             ranked = self._symbols.top_symbols(repo, limit=TOP_SYMBOLS * 2)
         except BotError as exc:  # the tree alone is still a useful map
             log.warning("no top symbols for %s: %s", repo, exc.detail or exc.user_message)

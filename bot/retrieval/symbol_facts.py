@@ -70,6 +70,8 @@ class SymbolLookup(Protocol):
 
     def top_symbols(self, repo: str, *, limit: int = 30) -> list[RankedSymbol]: ...
 
+    def commits(self) -> dict[str, str]: ...
+
 
 @dataclass(frozen=True, slots=True)
 class SymbolFacts:
@@ -113,10 +115,30 @@ class SymbolFinder:
         try:
             if q.kind == "overview":
                 return self._overview(q, repos)
-            return None if self._symbols is None else self._lookup(self._symbols, q, repos)
+            if self._symbols is None:
+                return None
+            current = self._in_step(self._symbols, repos)
+            return self._lookup(self._symbols, q, current) if current else None
         except BotError as exc:  # the ordinary ranking still answers
             log.warning("symbol lookup skipped: %s", exc.detail or exc.user_message)
             return None
+
+    def _in_step(self, table: SymbolLookup, repos: frozenset[str] | None) -> frozenset[str]:
+        """The repositories of `repos` whose symbol rows match their indexed commit.
+
+        A crash or a failed write between the index and the table leaves them apart until
+        the next ingest mends it; meanwhile such a repository is answered by search alone,
+        never from rows whose line numbers belong to another commit.
+        """
+        commits = table.commits()
+        states = self._index.repo_states()
+        current = {s.name for s in states if commits.get(s.name) == s.commit}
+        behind = {s.name for s in states if s.name not in current}
+        if repos is not None:
+            behind &= repos
+        if behind:
+            log.warning("symbol table not at the indexed commit of %s", ", ".join(sorted(behind)))
+        return frozenset(current if repos is None else current & repos)
 
     # -- overview ---------------------------------------------------------------------------
 

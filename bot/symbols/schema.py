@@ -7,7 +7,9 @@ referenced names, so "which files use `send`" is one index lookup; FTS5 folds
 case, so it finds candidates and the packed names decide exact matches.
 Triggers keep the full-text index and `defs` in step with `files`.
 `generations` counts writes per repository, so cached rankings know when they
-are stale, in this process or another.
+are stale, in this process or another. `commits` records, in the same
+transaction as the rows, which indexed commit a repository's rows match: a
+crash between the index's commit and this table's leaves them visibly apart.
 
 The file is a cache of what the sources say: a different schema version, or a
 file that is not a database, is set aside and rebuilt by the next ingest.
@@ -48,6 +50,9 @@ END;
 CREATE TABLE IF NOT EXISTS generations (
     repo TEXT PRIMARY KEY, generation INTEGER NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS commits (
+    repo TEXT PRIMARY KEY, commit_sha TEXT NOT NULL
+) WITHOUT ROWID;
 """
 _DROP = """
 DROP TRIGGER IF EXISTS files_added;
@@ -56,6 +61,7 @@ DROP TABLE IF EXISTS ref_names;
 DROP TABLE IF EXISTS defs;
 DROP TABLE IF EXISTS files;
 DROP TABLE IF EXISTS generations;
+DROP TABLE IF EXISTS commits;
 DROP TABLE IF EXISTS meta;
 """
 

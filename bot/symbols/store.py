@@ -1,7 +1,8 @@
 """The symbol and reference table: where each name is defined and used, per repository.
 
     store = SymbolStore(path)                                  # one SQLite file (WAL)
-    store.apply(repo, [(path, blob_key, symbols)], removed)    # one transaction
+    store.apply(repo, [(path, blob_key, symbols)], removed, commit=sha)  # one transaction
+    store.commits()                                            # repo -> commit the rows match
     store.definitions("Session.send", repos=None)              # exact, then any case
     store.references("send", repos=frozenset({"api"}), calls_only=True)
     store.top_symbols("api")                                   # see `ranking`
@@ -83,8 +84,11 @@ class SymbolStore:
         repo: str,
         files: Sequence[tuple[str, str, FileSymbols | PackedSymbols]],
         removed: Sequence[str] = (),
+        *,
+        commit: str | None = None,
     ) -> None:
-        """Replace the symbols of `files` (path, blob key, symbols), drop `removed`: atomic."""
+        """Replace the symbols of `files` (path, blob key, symbols), drop `removed`, and
+        record `commit` as the indexed commit the repository's rows now match: atomic."""
         latest = {path: (key, _packed(symbols)) for path, key, symbols in files}
         gone = [(repo, path) for path in {*removed, *latest}]
         with self._writing() as db:
@@ -103,6 +107,12 @@ class SymbolStore:
                     for seq, row in enumerate(p.defs)
                 ),
             )
+            if commit is not None:
+                db.execute(
+                    "INSERT INTO commits (repo, commit_sha) VALUES (?, ?) "
+                    "ON CONFLICT (repo) DO UPDATE SET commit_sha = excluded.commit_sha",
+                    (repo, commit),
+                )
             _bump(db, repo)
         self._ranked.pop(repo, None)
         log.debug("symbols of %s: %d files written, %d removed", repo, len(latest), len(removed))
@@ -110,6 +120,7 @@ class SymbolStore:
     def remove_repo(self, repo: str) -> None:
         with self._writing() as db:
             db.execute("DELETE FROM files WHERE repo = ?", (repo,))
+            db.execute("DELETE FROM commits WHERE repo = ?", (repo,))
             _bump(db, repo)
         self._ranked.pop(repo, None)
 
@@ -119,6 +130,12 @@ class SymbolStore:
         with self._reading() as db:
             rows = db.execute("SELECT DISTINCT repo FROM files ORDER BY repo").fetchall()
         return [str(r[0]) for r in rows]
+
+    def commits(self) -> dict[str, str]:
+        """repo -> the indexed commit its rows match (see `apply`)."""
+        with self._reading() as db:
+            rows = db.execute("SELECT repo, commit_sha FROM commits").fetchall()
+        return {str(repo): str(sha) for repo, sha in rows}
 
     def definitions(
         self, name: str, *, repos: frozenset[str] | None, limit: int = 20

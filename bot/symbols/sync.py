@@ -9,8 +9,12 @@ knows but the source no longer lists are removed.
 
 The table is a cache of the sources: when it cannot be read or written, that
 is logged and the ingest goes on; the next one finds the keys stale and redoes
-the work. A repository that leaves the configuration leaves the index and the
-table together (`Core.forget_repo`).
+the work. Each write records the indexed commit the rows match, in the same
+transaction; lookups use a repository's rows only while that commit is the
+index's (see `bot.retrieval.symbol_facts`), so a crash or a failed write
+between the index and the table never cites lines of another commit. A
+repository that leaves the configuration leaves the index and the table
+together (`Core.forget_repo`).
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ class SymbolSync:
         self._repo = repo
         self.found: list[tuple[str, str, PackedSymbols]] = []  # (path, key, symbols)
         self.recorded = self._recorded()
+        self.recorded_commit = self._recorded_commit()
 
     @property
     def enabled(self) -> bool:
@@ -62,11 +67,22 @@ class SymbolSync:
             log.warning("symbol table unreadable: %s", exc.detail or exc.user_message)
             return {}
 
-    def complete(self, manifest: Mapping[str, FileEntry]) -> bool:
-        """Whether the table holds current symbols for exactly the indexed files."""
+    def _recorded_commit(self) -> str | None:
+        if self._store is None:
+            return None
+        try:
+            return self._store.commits().get(self._repo)
+        except BotError as exc:
+            log.warning("symbol table unreadable: %s", exc.detail or exc.user_message)
+            return None
+
+    def complete(self, manifest: Mapping[str, FileEntry], commit: str) -> bool:
+        """Whether the table holds current symbols for exactly the indexed files, recorded
+        as matching the indexed `commit`."""
         recorded = self.recorded
         return self._store is None or (
-            len(recorded) == len(manifest)
+            self.recorded_commit == commit
+            and len(recorded) == len(manifest)
             and all(recorded.get(p) == symbols_key(e.blob) for p, e in manifest.items())
         )
 
@@ -100,14 +116,18 @@ class SymbolSync:
             if progress is not None:
                 progress("symbols", done, len(todo))
 
-    def write(self, listed: Sequence[str]) -> None:
-        """Store what was found and drop recorded paths not in `listed`; never raises."""
+    def write(self, listed: Sequence[str], commit: str) -> bool:
+        """Store what was found, drop recorded paths not in `listed` and record that the
+        table matches the indexed `commit`. Never raises: False when the table could not
+        be written (it then stays at its old commit, which lookups notice)."""
         if self._store is None:
-            return
+            return True
         removed = sorted(set(self.recorded) - set(listed))
-        if not (self.found or removed):
-            return
+        if not (self.found or removed) and self.recorded_commit == commit:
+            return True
         try:
-            self._store.apply(self._repo, self.found, removed)
+            self._store.apply(self._repo, self.found, removed, commit=commit)
         except BotError as exc:
             log.warning("symbols of %s not stored: %s", self._repo, exc.detail or exc.user_message)
+            return False
+        return True

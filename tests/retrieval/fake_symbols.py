@@ -9,16 +9,28 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from bot.index.base import Index
 from bot.symbols.model import RankedSymbol, SymbolDef, SymbolRef
 
 _BLOCKS = {"section", "window", "module", "block"}
 
 
 class FakeSymbols:
-    def __init__(self, defs: Iterable[SymbolDef] = (), refs: Iterable[SymbolRef] = ()) -> None:
+    def __init__(
+        self,
+        defs: Iterable[SymbolDef] = (),
+        refs: Iterable[SymbolRef] = (),
+        *,
+        index: Index | None = None,
+    ) -> None:
         self.defs = list(defs)
         self.refs = list(refs)
         self.calls: list[str] = []
+        # The rows are written for what `index` holds: at its commits, as after an ingest.
+        self.at = {s.name: s.commit for s in index.repo_states()} if index is not None else {}
+
+    def commits(self) -> dict[str, str]:
+        return dict(self.at)
 
     def definitions(
         self, name: str, *, repos: frozenset[str] | None, limit: int = 20

@@ -150,7 +150,9 @@ def test_mapper_reads_each_commit_once(make_repo, tmp_path):
     index = CountingIndex(tmp_path / "index.sqlite")
     core = Core(settings, FileConfig(), index)
     core.index_repo(str(repo.path), name="shop")
-    table = FakeSymbols([_definition("shop", "shop/billing.py", "monthly_amount", "function")])
+    table = FakeSymbols(
+        [_definition("shop", "shop/billing.py", "monthly_amount", "function")], index=index
+    )
     mapper = RepoMapper(index, table)
     index.manifests = 0  # ingest reads it too
 

@@ -15,6 +15,7 @@ from bot.answer.symbol_answer import MAX_SITES, facts_block, symbol_answer
 from bot.config import FileConfig, Settings
 from bot.core import CLI, Context, Core
 from bot.errors import NotIndexedError, ScopeError, StoreError
+from bot.index.base import Index
 from bot.models import Turn, line_label
 from bot.retrieval.retriever import Retriever, Source
 from bot.retrieval.symbol_facts import SITE_FETCH, SymbolFacts
@@ -28,7 +29,7 @@ from tests.support.shop import BILLING, WEBHOOKS, build_shop, line_of
 W, B = "shop/webhooks.py", "shop/billing.py"
 
 
-def _shop_table() -> FakeSymbols:
+def _shop_table(index: Index) -> FakeSymbols:
     send = line_of(WEBHOOKS, "def send")
     monthly = line_of(BILLING, "def monthly_amount")
     charge = line_of(BILLING, "def charge_customer")
@@ -57,6 +58,7 @@ def _shop_table() -> FakeSymbols:
                 True,
             ),
         ],
+        index=index,
     )
 
 
@@ -75,7 +77,7 @@ def _no_link(source: Source) -> str:
 
 
 def test_definition_chunk_leads_the_sources(shop_index):
-    table = _shop_table()
+    table = _shop_table(shop_index)
     retrieval = Retriever(shop_index, symbols=table).retrieve("where is `send` defined?", None)
     facts = retrieval.symbols
     assert facts is not None and facts.answerable
@@ -93,7 +95,7 @@ def test_definition_chunk_leads_the_sources(shop_index):
 
 
 def test_ordinary_questions_are_untouched(shop_index):
-    table = _shop_table()
+    table = _shop_table(shop_index)
     plain = Retriever(shop_index).retrieve("how are failed webhooks retried?", None)
     hooked = Retriever(shop_index, symbols=table).retrieve("how are failed webhooks retried?", None)
     assert hooked.symbols is None
@@ -102,7 +104,7 @@ def test_ordinary_questions_are_untouched(shop_index):
 
 
 def test_missing_symbol_falls_back_to_the_ranking_and_says_so(shop_index):
-    table = _shop_table()
+    table = _shop_table(shop_index)
     question = "where is `retry_failed_webhooks_later` defined?"
     plain = Retriever(shop_index).retrieve(question, None)
     hooked = Retriever(shop_index, symbols=table).retrieve(question, None)
@@ -113,7 +115,7 @@ def test_missing_symbol_falls_back_to_the_ranking_and_says_so(shop_index):
 
 
 def test_a_plain_word_that_names_nothing_is_an_ordinary_question(shop_index):
-    retrieval = Retriever(shop_index, symbols=_shop_table()).retrieve(
+    retrieval = Retriever(shop_index, symbols=_shop_table(shop_index)).retrieve(
         "where is caching implemented?", None
     )
     assert retrieval.symbols is None
@@ -124,14 +126,16 @@ def test_a_failing_table_degrades_to_the_ranking(shop_index):
         def definitions(self, name, *, repos, limit=20):
             raise StoreError(detail="disk I/O error")
 
-    retrieval = Retriever(shop_index, symbols=Broken()).retrieve("who calls send?", None)
+    retrieval = Retriever(shop_index, symbols=Broken(index=shop_index)).retrieve(
+        "who calls send?", None
+    )
     assert retrieval.symbols is None and retrieval.sources
 
 
 def test_unknown_dotted_names_do_not_list_every_namesake(shop_index):
     # `send` is called in the shop, but `smtp.send` names no definition: listing every
     # `.send(...)` as its callers would be wrong.
-    retriever = Retriever(shop_index, symbols=_shop_table())
+    retriever = Retriever(shop_index, symbols=_shop_table(shop_index))
     facts = retriever.retrieve("who calls `smtp.send`?", None).symbols
     assert facts is not None and not facts.answerable
     plain = retriever.retrieve("who calls `deliver_now`?", None).symbols
@@ -139,7 +143,7 @@ def test_unknown_dotted_names_do_not_list_every_namesake(shop_index):
 
 
 def test_a_definition_nobody_refers_to_says_so(shop_index):
-    retrieval = Retriever(shop_index, symbols=_shop_table()).retrieve(
+    retrieval = Retriever(shop_index, symbols=_shop_table(shop_index)).retrieve(
         "where is the charge_customer function defined?", None
     )
     assert retrieval.symbols is not None
@@ -148,7 +152,7 @@ def test_a_definition_nobody_refers_to_says_so(shop_index):
 
 
 def test_a_module_qualified_name_finds_the_function_in_that_module(shop_index):
-    retriever = Retriever(shop_index, symbols=_shop_table())
+    retriever = Retriever(shop_index, symbols=_shop_table(shop_index))
     facts = retriever.retrieve("where is `billing.monthly_amount` defined?", None).symbols
     assert facts is not None and [d.path for d in facts.definitions] == [B]
     facts = retriever.retrieve("where is `self.send` defined?", None).symbols
@@ -408,7 +412,7 @@ def test_very_many_sites_are_counted_not_all_read(shop_index):
         SymbolRef("shop", f"gen/f{i // 10:03d}.py", "send", i % 10 + 1, f"job_{i}", True)
         for i in range(SITE_FETCH + 49)
     ]
-    table = _shop_table()
+    table = _shop_table(shop_index)
     table.refs = many
     retrieval = Retriever(shop_index, symbols=table).retrieve("who calls send?", None)
     facts = retrieval.symbols
