@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -253,7 +254,7 @@ HANDLERS: dict[str, Handler] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    console = Console(highlight=False)
+    console = _StdoutConsole(highlight=False)
     err = Console(stderr=True, highlight=False)
     try:
         settings = load_settings()
@@ -272,12 +273,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.print("interrupted")
         return 130
+    except BrokenPipeError:
+        # The reader went away (`codecite search x --json | head -1`): what it wanted was
+        # written. Point stdout at /dev/null so the interpreter's last flush is quiet too.
+        _silence_stdout()
+        return 0
     except Exception as exc:  # noqa: BLE001 - the boundary: one line, never a traceback
         err.print(f"error: {user_facing(exc)}")
         return EXIT_FAILURE
     finally:
         if core is not None:
             core.close()
+
+
+class _StdoutConsole(Console):
+    def on_broken_pipe(self) -> None:
+        # Rich exits with status 1 here; a reader that left is no failure (see `main`).
+        self.quiet = True
+        raise BrokenPipeError
+
+
+def _silence_stdout() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass  # stdout is no real file (a test's capture): nothing will flush to the pipe
+    finally:
+        os.close(devnull)
 
 
 if __name__ == "__main__":

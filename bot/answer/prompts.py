@@ -7,6 +7,8 @@ its block and pose as the system.
 
 from __future__ import annotations
 
+import html
+import re
 import secrets
 from collections.abc import Sequence
 
@@ -15,6 +17,7 @@ from bot.models import Turn
 from bot.retrieval.retriever import Source
 
 NOT_ANSWERED = "The indexed code does not answer this."
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")  # line breaks and other control characters
 
 SYSTEM = f"""You are codecite, an assistant that answers questions about a team's code.
 Rules:
@@ -60,4 +63,11 @@ def build_messages(
 
 def _source_block(n: int, s: Source, nonce: str) -> str:
     where = f"{s.repo}: {s.label}" + (f" ({s.symbol})" if s.symbol else "")
-    return f'<source-{nonce} n="{n}" at="{where}">\n{s.text}\n</source-{nonce}>'
+    return f'<source-{nonce} n="{n}" at="{_attribute(where)}">\n{s.text}\n</source-{nonce}>'
+
+
+def _attribute(text: str) -> str:
+    """`text` as an attribute value: a path with a quote, `<` or a newline (all legal in git)
+    cannot end the marker or start a new line of the prompt."""
+    escaped = html.escape(text, quote=True)
+    return _CONTROL.sub(lambda m: f"&#{ord(m.group())};", escaped)

@@ -85,3 +85,26 @@ def test_standalone_scheduler_indexes_configured_repositories_and_stops_cleanly(
         _, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 0, stderr
     assert "Traceback" not in stderr
+
+
+def test_a_reader_that_goes_away_ends_the_output_quietly(make_repo, tmp_path):
+    """`codecite search x --json | head -1`: a closed pipe is the reader's choice, not an error."""
+    repo = make_repo("shop")
+    build_shop(repo)
+    home = tmp_path / "home"
+    assert run(home, "index", str(repo.path)).returncode == 0
+    for command in (["search", "charge", "--json"], ["search", "charge"], ["status"]):
+        read_end, write_end = os.pipe()
+        os.close(read_end)  # the reader is gone before anything is written
+        proc = subprocess.run(
+            [sys.executable, "-m", "adapters.cli.main", *command],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "CODECITE_HOME": str(home)},
+            cwd=ROOT,
+            timeout=120,
+        )
+        os.close(write_end)
+        assert proc.returncode == 0, (command, proc.stderr)
+        assert proc.stderr == "", (command, proc.stderr)
