@@ -309,10 +309,18 @@ class Core:
         return self.config.channels.get(channel) if channel else None
 
     def is_admin(self, ctx: Context) -> bool:
+        """The terminal, a user listed in `admins`, or a holder of the admin role id.
+
+        The role counts only in the servers listed in `discord.guild_ids`: a role
+        id is matched in the server it belongs to, never a name anyone could copy.
+        """
         if ctx.platform == "cli":
             return True  # whoever runs the CLI already has the data directory
-        role = self.config.discord.admin_role
-        return ctx.user in self.config.admins or bool(role and role in ctx.roles)
+        if ctx.user in self.config.admins:
+            return True
+        discord = self.config.discord
+        in_configured_guild = ctx.guild.isdigit() and int(ctx.guild) in discord.guild_ids
+        return bool(discord.admin_role) and in_configured_guild and discord.admin_role in ctx.roles
 
     # -- commands ----------------------------------------------------------------------------
 
