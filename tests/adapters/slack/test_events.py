@@ -67,6 +67,8 @@ def test_direct_messages_stay_flat_unless_written_in_a_thread() -> None:
         {"type": "app_mention", "bot_id": "BOTHER", "subtype": "bot_message"},
         {"type": "message", "channel_type": "im", "bot_id": "BOTHER"},
         {"type": "reaction_added"},
+        # The App Home of retired workspace apps (message.app_home): not a conversation we know.
+        {"type": "message", "channel_type": "app_home", "channel": "D1"},
     ],
 )
 def test_ignored(event: dict[str, Any]) -> None:
