@@ -12,7 +12,15 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.errors import ConfigError
@@ -63,8 +71,26 @@ class LimitsConfig(_Strict):
 
 
 class DiscordConfig(_Strict):
+    """`admin_role` is a role id: it counts only in the servers listed in `guild_ids`.
+
+    Role names are refused: anyone can create a role with any name in a server of
+    their own. Without `guild_ids` no role grants anything (only `admins` do).
+    """
+
     guild_ids: tuple[int, ...] = ()
     admin_role: str = ""
+
+    @field_validator("admin_role", mode="before")
+    @classmethod
+    def _role_id(cls, value: object) -> object:
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)  # `admin_role = 987654321098765432` is fine too
+        if isinstance(value, str) and value.strip() and not value.strip().isdigit():
+            raise ValueError(
+                "must be a role id (Server Settings > Roles > right-click > Copy Role ID), "
+                "not a role name"
+            )
+        return value.strip() if isinstance(value, str) else value
 
 
 class FileConfig(_Strict):

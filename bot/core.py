@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Literal
 
 from bot.answer.base import LLM
 from bot.answer.citations import resolve_citations
@@ -53,9 +54,29 @@ from bot.work_queue import AnswerQueue
 log = logging.getLogger(__name__)
 
 
+Audience = Literal["internal", "external", "unknown"]
+
+DM_REFUSED = "Direct messages to codecite are not enabled for you; ask in a channel."
+EXTERNAL_REFUSED = (
+    "This conversation includes people from other organisations, so codecite answers here "
+    "only if it is mapped in codecite.toml."
+)
+UNKNOWN_REFUSED = (
+    "codecite could not check who can read this conversation, so it answers here only if "
+    "it is mapped in codecite.toml; ask in a channel or in a direct message with codecite."
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Context:
-    """Who asks, and from where."""
+    """Who asks, and from where.
+
+    `is_dm`: a private conversation with the bot, one-to-one or a group DM (the DM
+    allowlist applies). `audience`: who can read the conversation: members of the
+    organisation only, people of other organisations too (a shared channel), or
+    unknown (the platform could not say); outside "internal" only an explicit mapping
+    of the conversation gives a scope. `roles`: role ids the asker holds in `guild`.
+    """
 
     platform: str
     user: str
@@ -63,6 +84,7 @@ class Context:
     guild: str = ""
     is_dm: bool = False
     roles: tuple[str, ...] = ()
+    audience: Audience = "internal"
 
 
 CLI = Context(platform="cli", user="local")
@@ -287,18 +309,23 @@ class Core:
     # -- scope and permissions ---------------------------------------------------------------
 
     def scope_for(self, ctx: Context) -> frozenset[str] | None:
-        """The repositories `ctx` may see; None means every indexed repository."""
-        if (
-            ctx.is_dm
-            and self.config.dm_allowlist is not None
-            and ctx.user not in self.config.dm_allowlist
-        ):
-            raise PermissionDenied(
-                "Direct messages to codecite are not enabled for you; ask in a channel."
-            )
+        """The repositories `ctx` may see; None means every indexed repository.
+
+        An entry for the conversation's own id decides, whatever the conversation is
+        (a team that maps a group DM or a shared channel has chosen). Without one: a
+        conversation with outsiders, or of unknown kind, sees nothing; a DM needs the
+        asker on the DM allowlist; then the guild's entry, then the default scope.
+        """
         channel = self.channel_config(ctx.channel)
         if channel is not None:
             return frozenset(channel.repos)
+        if ctx.audience == "external":
+            raise PermissionDenied(EXTERNAL_REFUSED)
+        if ctx.audience != "internal":
+            raise PermissionDenied(UNKNOWN_REFUSED)
+        allowlist = self.config.dm_allowlist
+        if ctx.is_dm and allowlist is not None and ctx.user not in allowlist:
+            raise PermissionDenied(DM_REFUSED)
         guild = self.channel_config(ctx.guild) if ctx.guild else None
         if guild is not None:
             return frozenset(guild.repos)
@@ -310,10 +337,18 @@ class Core:
         return self.config.channels.get(channel) if channel else None
 
     def is_admin(self, ctx: Context) -> bool:
+        """The terminal, a user listed in `admins`, or a holder of the admin role id.
+
+        The role counts only in the servers listed in `discord.guild_ids`: a role
+        id is matched in the server it belongs to, never a name anyone could copy.
+        """
         if ctx.platform == "cli":
             return True  # whoever runs the CLI already has the data directory
-        role = self.config.discord.admin_role
-        return ctx.user in self.config.admins or bool(role and role in ctx.roles)
+        if ctx.user in self.config.admins:
+            return True
+        discord = self.config.discord
+        in_configured_guild = ctx.guild.isdigit() and int(ctx.guild) in discord.guild_ids
+        return bool(discord.admin_role) and in_configured_guild and discord.admin_role in ctx.roles
 
     # -- commands ----------------------------------------------------------------------------
 

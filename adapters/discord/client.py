@@ -13,6 +13,7 @@ from typing import Any
 import discord
 from discord import app_commands
 
+from adapters.discord.context import admin_role_warning
 from adapters.discord.feedback import NO_MENTIONS, VoteButton
 from adapters.discord.messages import MessageHandler
 from adapters.discord.slash import SlashCommands, register
@@ -50,6 +51,10 @@ class CodeciteClient(discord.Client):
     async def setup_hook(self) -> None:
         """Runs once after login, before the gateway connects."""
         self.add_dynamic_items(VoteButton)  # clicks on buttons of answers posted before a restart
+        discord_config = self.core.config.discord
+        warning = admin_role_warning(discord_config.guild_ids, discord_config.admin_role)
+        if warning:
+            log.warning(warning)
         if not self._sync_commands:
             return
         if self.application_id is None:

@@ -1,8 +1,9 @@
 """Who asks and from where: Discord messages and interactions as core `Context`s.
 
 A thread takes its parent channel's id, so a thread inherits the scope mapped
-to the channel in codecite.toml. Roles carry both ids and names, so
-`discord.admin_role` may name either (ids are safer: names are not unique).
+to the channel in codecite.toml. Roles are role ids only: a name is no proof
+(anyone can create a role called "codecite-admins" in a server of their own),
+and the core honours `discord.admin_role` only in `discord.guild_ids`.
 """
 
 from __future__ import annotations
@@ -25,14 +26,21 @@ def scope_channel_id(channel: object) -> int | None:
 
 
 def member_roles(user: discord.User | discord.Member) -> tuple[str, ...]:
+    """The ids of the roles the member holds in the server the message came from."""
     if not isinstance(user, discord.Member):
         return ()
-    roles: list[str] = []
-    for role in user.roles:
-        if role.is_default():
-            continue  # @everyone is not a role anyone is granted
-        roles.extend((str(role.id), role.name))
-    return tuple(roles)
+    # @everyone is not a role anyone is granted (its id is the guild's).
+    return tuple(str(role.id) for role in user.roles if not role.is_default())
+
+
+def admin_role_warning(guild_ids: tuple[int, ...], admin_role: str) -> str:
+    """A line for the start-up log when `admin_role` cannot grant anything ("" when fine)."""
+    if admin_role and not guild_ids:
+        return (
+            "discord.admin_role is set but discord.guild_ids is empty: the role grants "
+            "nothing; only the user ids in `admins` may reindex"
+        )
+    return ""
 
 
 def message_context(message: discord.Message, channel: object | None = None) -> Context:

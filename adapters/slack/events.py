@@ -10,6 +10,11 @@ Rules for events (Slack sends both `app_mention` and `message` for a mention):
 - everything else is ignored: other `message` events in channels (including
   the duplicate of a mention), edits, joins, the bot's own messages, and other
   bots' messages unless `answer_bots` is on.
+
+Which rules of scope apply depends on the conversation (a group DM is a DM,
+a channel shared with another organisation needs a mapping), which the events
+do not say reliably: `context()` takes the `Conversation` that
+`adapters.slack.conversations` looked up.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from adapters.slack.conversations import Conversation
 from adapters.slack.history import BotIdentity
 from bot.core import Context
 
@@ -45,6 +51,7 @@ class Incoming:
     thread_ts: str  # "" when the message is not in a thread
     text: str  # the bot's mention removed
     event_id: str = ""
+    shared_channel: bool = False  # the envelope's is_ext_shared_channel
 
     @property
     def in_thread(self) -> bool:
@@ -64,14 +71,21 @@ class Incoming:
             keys.append(f"{PLATFORM}:event:{self.event_id}")
         return tuple(keys)
 
-    def context(self) -> Context:
-        return Context(
-            platform=PLATFORM,
-            user=self.user,
-            channel=self.channel,
-            guild=self.team,
-            is_dm=self.kind == "dm",
-        )
+    def context(self, conversation: Conversation) -> Context:
+        if self.shared_channel:
+            conversation = conversation.shared()  # Slack says so before any cache expires
+        return _context(self.user, self.channel, self.team, conversation)
+
+
+def _context(user: str, channel: str, team: str, conversation: Conversation) -> Context:
+    return Context(
+        platform=PLATFORM,
+        user=user,
+        channel=channel,
+        guild=team,
+        is_dm=conversation.is_dm,
+        audience=conversation.audience,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,19 +96,16 @@ class SlashCommand:
     text: str
     response_url: str
     trigger_id: str
-    is_dm: bool
 
     @classmethod
     def from_payload(cls, payload: Mapping[str, Any]) -> SlashCommand:
-        channel = str(payload.get("channel_id") or "")
         return cls(
             team=str(payload.get("team_id") or ""),
-            channel=channel,
+            channel=str(payload.get("channel_id") or ""),
             user=str(payload.get("user_id") or ""),
             text=str(payload.get("text") or "").strip(),
             response_url=str(payload.get("response_url") or ""),
             trigger_id=str(payload.get("trigger_id") or ""),
-            is_dm=channel.startswith("D") or payload.get("channel_name") == "directmessage",
         )
 
     @property
@@ -107,14 +118,8 @@ class SlashCommand:
         """The question of `ask <q>` or of a bare question."""
         return self.text[len("ask") :].strip() if self.word == "ask" else self.text
 
-    def context(self) -> Context:
-        return Context(
-            platform=PLATFORM,
-            user=self.user,
-            channel=self.channel,
-            guild=self.team,
-            is_dm=self.is_dm,
-        )
+    def context(self, conversation: Conversation) -> Context:
+        return _context(self.user, self.channel, self.team, conversation)
 
 
 def parse_event(
@@ -134,6 +139,7 @@ def parse_event(
         thread_ts=str(event.get("thread_ts") or ""),
         text=bot.strip_mention(str(event.get("text") or "")),
         event_id=str(body.get("event_id") or ""),
+        shared_channel=body.get("is_ext_shared_channel") is True,
     )
 
 

@@ -20,6 +20,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackClientError
 
 from adapters.errors import user_facing
+from adapters.slack.conversations import ConversationTypes
 from adapters.slack.events import Incoming, SlashCommand, parse_event
 from adapters.slack.history import (
     NO_HISTORY,
@@ -63,10 +64,13 @@ class SlackHandlers:
         self._pending: set[Future[None]] = set()
         self._pending_lock = threading.Lock()
         self._threads = AnsweredThreads()
+        self.conversations = ConversationTypes(client)
 
     def register(self, app: App) -> None:
         app.event("app_mention")(self.on_event)
         app.event("message")(self.on_event)
+        app.event("channel_shared")(self.on_sharing_changed)
+        app.event("channel_unshared")(self.on_sharing_changed)
         app.command(COMMAND)(self.on_command)
         app.action(VOTE_UP)(self.on_vote)
         app.action(VOTE_DOWN)(self.on_vote)
@@ -117,6 +121,10 @@ class SlackHandlers:
         if position:
             self._note(incoming, in_line(position))
 
+    def on_sharing_changed(self, event: dict[str, Any]) -> None:
+        """Another organisation joined or left a channel: look its kind up again."""
+        self.conversations.forget(str(event.get("channel") or ""))
+
     def _history(self, incoming: Incoming, bot: BotIdentity) -> ThreadHistory:
         if not incoming.in_thread:
             return NO_HISTORY
@@ -136,7 +144,7 @@ class SlackHandlers:
         return channel is None or channel.threads
 
     def _answer(self, incoming: Incoming, history: tuple[Turn, ...]) -> None:
-        ctx = incoming.context()
+        ctx = incoming.context(self.conversations.lookup(incoming.channel))
         try:
             messages = self._reply(incoming.text, ctx, history)
         except Exception as exc:  # noqa: BLE001 -- every failure becomes a sentence for the user
@@ -185,7 +193,7 @@ class SlackHandlers:
             self.outbox.respond(cmd.response_url, render_text(in_line(position)), in_channel=False)
 
     def _run_command(self, cmd: SlashCommand) -> None:
-        ctx = cmd.context()
+        ctx = cmd.context(self.conversations.lookup(cmd.channel))
         try:
             result = self.core.run_command(cmd.text, ctx)
         except Exception as exc:  # noqa: BLE001 -- every failure becomes a sentence for the user

@@ -3,7 +3,8 @@
 Four repositories each hold one unique identifier (a "marker") and some code
 that all of them share. codecite.toml maps six channels to different subsets,
 a Discord guild to another, sets a default scope for unmapped channels and a
-DM allowlist. For every place and every repository we ask for the marker and
+DM allowlist. Group DMs are DMs; conversations shared with other organisations,
+or whose kind is unknown, see only what their own mapping gives. For every place and every repository we ask for the marker and
 search for it, and count leaks: a citation, search hit, freshness line, prompt
 text or `repos` line from a repository outside the place's scope. Leaks must be
 0, and every in-scope marker must be found, in extractive and in LLM mode.
@@ -53,6 +54,7 @@ CONFIG = FileConfig(
         "111": ChannelConfig(repos=("dynamo",)),  # a Discord channel
         "G9": ChannelConfig(repos=("borealis", "cobalt")),  # a Discord guild
         "C_GHOST": ChannelConfig(repos=("ghost",)),  # must not fall back to everything
+        "G_MPIM": ChannelConfig(repos=("dynamo",)),  # a group DM the team mapped
     },
     default_scope=("atlas", "cobalt"),
     dm_allowlist=("U_OK",),
@@ -104,6 +106,44 @@ PLACES = (
         Context("discord", "U_NO", "D2", is_dm=True),
         frozenset(),
         refusal=PermissionDenied,
+    ),
+    Place(
+        "group DM refused",
+        Context("slack", "U_NO", "G_OTHER", "T1", is_dm=True),
+        frozenset(),
+        refusal=PermissionDenied,
+    ),
+    Place(
+        "group DM allowed",
+        Context("slack", "U_OK", "G_OTHER", "T1", is_dm=True),
+        frozenset({"atlas", "cobalt"}),
+    ),
+    Place(  # an explicit mapping of the conversation decides, allowlist or not
+        "group DM mapped",
+        Context("slack", "U_NO", "G_MPIM", "T1", is_dm=True),
+        frozenset({"dynamo"}),
+    ),
+    Place(
+        "shared with another org, unmapped",
+        Context("slack", "U_OK", "C_SHARED", "T1", audience="external"),
+        frozenset(),
+        refusal=PermissionDenied,
+    ),
+    Place(
+        "shared with another org, mapped",
+        Context("slack", "U_EXT", "C_AB", "T1", audience="external"),
+        frozenset({"atlas", "borealis"}),
+    ),
+    Place(
+        "kind unknown, unmapped",
+        Context("slack", "U_OK", "G_UNKNOWN", "T1", is_dm=True, audience="unknown"),
+        frozenset(),
+        refusal=PermissionDenied,
+    ),
+    Place(
+        "kind unknown, mapped",
+        Context("slack", "U_NO", "C_CD", "T1", is_dm=True, audience="unknown"),
+        frozenset({"cobalt", "dynamo"}),
     ),
 )
 
@@ -162,7 +202,7 @@ def test_every_place_sees_exactly_its_repositories(core: tuple[Core, FakeOpenAI]
             tally.pairs += 1
             _ask_for_marker(bot, fake, place, repo, marker, tally)
             _search_for_marker(bot, place, repo, marker, tally)
-    assert tally.pairs == len(PLACES) * len(MARKERS) == 44
+    assert tally.pairs == len(PLACES) * len(MARKERS) == 72
     answerable = sum(len(MARKERS) for p in PLACES if p.refusal is None)
     assert tally.prompts == (answerable if bot.llm is not None else 0)
     assert tally.leaks == [], f"{len(tally.leaks)} leaks in {tally.pairs} pairs"

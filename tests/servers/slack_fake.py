@@ -8,6 +8,14 @@ what real Slack refuses: a missing or wrong token, unknown methods, more than
 thread that does not exist, reactions on unknown messages. `reject_blocks`
 makes every message with blocks fail with `invalid_blocks`.
 
+`conversations.info` knows the conversations registered with
+`add_conversation` (public or private channel, im, mpim, shared with another
+organisation or not) and those someone posted in with `add_message` (then the
+kind the id's prefix suggests: C public, G private, D im). Anything else is
+`channel_not_found`, as are private conversations the bot is not in
+(`not_member`); `missing_scopes` makes the lookups that need a scope fail with
+`missing_scope` and the `needed` scope, as for an app installed before it asked.
+
 Fault knobs apply to the next matching requests in arrival order:
 `fail_next(status, count, retry_after, method_or_path)` answers with an HTTP
 error before the method runs (429 carries `Retry-After` in whole seconds and
@@ -50,11 +58,12 @@ T = TypeVar("T")
 
 
 class SlackError(Exception):
-    """An `ok: false` answer with Slack's error code."""
+    """An `ok: false` answer with Slack's error code (and any fields Slack adds to it)."""
 
-    def __init__(self, code: str) -> None:
+    def __init__(self, code: str, **extra: Any) -> None:
         super().__init__(code)
         self.code = code
+        self.extra = extra
 
 
 @dataclass
@@ -96,6 +105,8 @@ class FakeSlack:
         self.ephemerals: list[dict[str, Any]] = []
         self.messages: dict[str, list[dict[str, Any]]] = {}
         self.not_member: set[str] = set()
+        self.conversations: dict[str, dict[str, Any]] = {}
+        self.missing_scopes: set[str] = set()
         self._response_urls: dict[str, int] = {}  # id -> uses left
         self._faults: list[_Fault] = []
         self._ts = itertools.count(1)
@@ -141,6 +152,9 @@ class FakeSlack:
     ) -> dict[str, Any]:
         """A message someone posted (what Slack would store before sending the event)."""
         with self._cond:
+            if channel not in self.conversations and channel[:1] in _PREFIX_KINDS:
+                kind = _PREFIX_KINDS[channel[:1]]
+                self.conversations[channel] = _conversation_object(channel, kind, False)
             msg: dict[str, Any] = {"type": "message", "user": user, "text": text}
             msg["ts"] = ts or self.next_ts()
             if thread_ts:
@@ -151,6 +165,15 @@ class FakeSlack:
             self.messages.setdefault(channel, []).append(msg)
             self._cond.notify_all()
             return dict(msg)
+
+    def add_conversation(
+        self, channel: str, kind: str = "public", *, ext_shared: bool = False
+    ) -> dict[str, Any]:
+        """Register a conversation: kind is public, private, im or mpim."""
+        with self._cond:
+            self.conversations[channel] = _conversation_object(channel, kind, ext_shared)
+            self.messages.setdefault(channel, [])
+            return dict(self.conversations[channel])
 
     def new_response_url(self) -> str:
         with self._cond:
@@ -224,7 +247,7 @@ class FakeSlack:
                 result = self._dispatch(method, params, token)
             except SlackError as exc:
                 call.ok, call.error = False, exc.code
-                result = {"ok": False, "error": exc.code}
+                result = {"ok": False, "error": exc.code, **exc.extra}
             self._cond.notify_all()
             return result
 
@@ -299,6 +322,18 @@ class FakeSlack:
             "bot_id": BOT_ID,
             "is_enterprise_install": False,
         }
+
+    def conversations_info(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel = str(params.get("channel") or "")
+        conversation = self.conversations.get(channel)
+        if conversation is None:
+            raise SlackError("channel_not_found")
+        needed = _READ_SCOPES[_kind_of(conversation)]
+        if needed in self.missing_scopes:
+            raise SlackError("missing_scope", needed=needed, provided="chat:write")
+        if channel in self.not_member and _kind_of(conversation) != "public":
+            raise SlackError("channel_not_found")  # the bot cannot see private conversations
+        return {"channel": dict(conversation)}
 
     def post_message(self, params: dict[str, Any]) -> dict[str, Any]:
         history = self._channel(params)
@@ -380,7 +415,65 @@ _METHODS: dict[str, Callable[[FakeSlack, dict[str, Any]], dict[str, Any]]] = {
     "reactions.add": FakeSlack.reactions_add,
     "reactions.remove": FakeSlack.reactions_remove,
     "conversations.replies": FakeSlack.replies,
+    "conversations.info": FakeSlack.conversations_info,
 }
+
+_PREFIX_KINDS = {"C": "public", "G": "private", "D": "im"}
+_READ_SCOPES = {
+    "public": "channels:read",
+    "private": "groups:read",
+    "im": "im:read",
+    "mpim": "mpim:read",
+}
+
+
+def _conversation_object(channel: str, kind: str, ext_shared: bool) -> dict[str, Any]:
+    """The conversation object as conversations.info returns it for each kind.
+
+    Shapes follow Slack's reference: an im has `is_im` and `user` but no
+    `is_private`; an mpim has `is_mpim`, `is_private` and `is_group: false`.
+    """
+    created = 1_700_000_000
+    if kind == "im":
+        return {
+            "id": channel,
+            "created": created,
+            "is_im": True,
+            "is_org_shared": False,
+            "user": "UOTHER",
+            "is_user_deleted": False,
+            "priority": 0,
+            **({"is_ext_shared": True} if ext_shared else {}),
+        }
+    if kind not in ("public", "private", "mpim"):
+        raise ValueError(f"unknown conversation kind {kind!r}")
+    return {
+        "id": channel,
+        "name": "mpdm-a--b--c-1" if kind == "mpim" else channel.lower(),
+        "is_channel": kind == "public",
+        "is_group": kind == "private",
+        "is_im": False,
+        "is_mpim": kind == "mpim",
+        "is_private": kind != "public",
+        "created": created,
+        "is_archived": False,
+        "is_general": False,
+        "is_shared": ext_shared,
+        "is_ext_shared": ext_shared,
+        "is_org_shared": False,
+        "is_pending_ext_shared": False,
+        "is_member": True,
+        "context_team_id": TEAM_ID,
+        "shared_team_ids": [TEAM_ID, "T0OTHERORG"] if ext_shared else [TEAM_ID],
+    }
+
+
+def _kind_of(conversation: dict[str, Any]) -> str:
+    if conversation.get("is_im"):
+        return "im"
+    if conversation.get("is_mpim"):
+        return "mpim"
+    return "private" if conversation.get("is_private") else "public"
 
 
 def _check_message(params: dict[str, Any]) -> None:

@@ -55,6 +55,10 @@ class Recorded:
 @pytest.fixture
 def slack() -> Iterator[FakeSlack]:
     with FakeSlack() as fake:
+        # The conversations these tests use (conversations.info knows nothing else).
+        for channel in (CHANNEL, "C0SHOP", "C0NOTHREADS", "C0PRIVATE"):
+            fake.add_conversation(channel, "public")
+        fake.add_conversation("D0DM", "im")
         yield fake
 
 
@@ -165,8 +169,8 @@ def sign(body: str, timestamp: int, secret: str = SIGNING_SECRET) -> str:
     return "v0=" + digest.hexdigest()
 
 
-def event_body(event: dict[str, Any], event_id: str) -> dict[str, Any]:
-    """An Events API envelope around `event`, as Slack sends it."""
+def event_body(event: dict[str, Any], event_id: str, *, shared: bool = False) -> dict[str, Any]:
+    """An Events API envelope around `event`, as Slack sends it (with is_ext_shared_channel)."""
     return {
         "token": "legacy",
         "team_id": TEAM_ID,
@@ -175,6 +179,7 @@ def event_body(event: dict[str, Any], event_id: str) -> dict[str, Any]:
         "type": "event_callback",
         "event_id": event_id,
         "event_time": int(time.time()),
+        "is_ext_shared_channel": shared,
         "authorizations": [{"team_id": TEAM_ID, "user_id": BOT_USER_ID, "is_bot": True}],
     }
 
@@ -210,9 +215,14 @@ class Driver:
             return exc.code, exc.read().decode()
 
     def event(
-        self, event: dict[str, Any], *, event_id: str | None = None, retry: int | None = None
+        self,
+        event: dict[str, Any],
+        *,
+        event_id: str | None = None,
+        retry: int | None = None,
+        shared: bool = False,
     ) -> tuple[int, str]:
-        body = event_body(event, event_id or f"Ev{next(self._ids):08d}")
+        body = event_body(event, event_id or f"Ev{next(self._ids):08d}", shared=shared)
         headers = {"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "http_timeout"}
         return self.post(json.dumps(body), "application/json", headers=headers if retry else None)
 
@@ -225,16 +235,22 @@ class Driver:
         thread_ts: str | None = None,
         mention: bool = True,
         channel_type: str = "channel",
+        shared: bool = False,
     ) -> dict[str, Any]:
-        """A user writes a message; Slack sends `message` and (if mentioned) `app_mention`."""
+        """A user writes a message; Slack sends `message` and (if mentioned) `app_mention`.
+
+        No `app_mention` in an im (Slack sends only `message.im` there); `shared` is the
+        envelope's is_ext_shared_channel (a Slack Connect channel).
+        """
         text = f"<@{BOT_USER_ID}> {text}" if mention else text
         msg = self.slack.add_message(channel, user, text, thread_ts=thread_ts)
         event: dict[str, Any] = {"user": user, "text": text, "ts": msg["ts"], "channel": channel}
         if thread_ts:
             event["thread_ts"] = thread_ts
         if mention and channel_type != "im":
-            assert self.event({"type": "app_mention", **event})[0] == 200
-        assert self.event({"type": "message", "channel_type": channel_type, **event})[0] == 200
+            assert self.event({"type": "app_mention", **event}, shared=shared)[0] == 200
+        message = {"type": "message", "channel_type": channel_type, **event}
+        assert self.event(message, shared=shared)[0] == 200
         return msg
 
     def command(
