@@ -7,6 +7,7 @@
   one byte budget per request, so a client dripping a byte at a time (slow loris)
   or idling on keep-alive is cut off after `request_timeout`, not when it pleases.
 - `declared_length`: Content-Length judged before a byte of the body is read.
+- `linger`: after an error reply, drain before closing, so the reply is not lost.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class HTTPLimits:
     request_timeout: float = 10.0  # keep-alive idle + request line + headers + body
     max_body: int = 1_000_000  # Slack payloads are far smaller
     max_header_bytes: int = 64_000  # request line and headers together, roughly
+    linger_timeout: float = 2.0  # after an error reply, how long to drain what still arrives
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +100,26 @@ def declared_length(headers: Message, max_body: int) -> int | Refusal:
     if length > max_body:
         return Refusal(413, f"body larger than {max_body} bytes")
     return length
+
+
+def linger(sock: socket.socket, limits: HTTPLimits) -> None:
+    """Half-close, then drain what the client still sends, for `linger_timeout` at most.
+
+    Closing a socket with unread input resets the connection, and a reset can destroy
+    the reply still in flight: a client refused for its headers would see no answer.
+    """
+    try:
+        sock.shutdown(socket.SHUT_WR)
+        deadline = time.monotonic() + limits.linger_timeout
+        budget = limits.max_header_bytes + limits.max_body
+        while budget > 0 and (remaining := deadline - time.monotonic()) > 0:
+            sock.settimeout(remaining)
+            chunk = sock.recv(min(65536, budget))
+            if not chunk:
+                return
+            budget -= len(chunk)
+    except OSError:
+        return
 
 
 class BoundedServer(ThreadingHTTPServer):

@@ -32,6 +32,7 @@ from adapters.slack.http_limits import (
     HTTPLimits,
     Refusal,
     declared_length,
+    linger,
 )
 from adapters.slack.verify import (
     describe_body,
@@ -112,6 +113,9 @@ def _handler(
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Until a request line parses, the stdlib assumes HTTP/0.9 and answers errors without a
+        # status line; clients sending junk should still read a plain 400.
+        default_request_version = "HTTP/1.1"
         timeout = lim.read_timeout  # the socket's timeout, which writes keep
 
         def setup(self) -> None:
@@ -119,11 +123,23 @@ def _handler(
             self.rfile.close()  # replaced: every read now counts against the request's deadline
             self.reader = DeadlineReader(self.connection, lim)
             self.rfile = io.BufferedReader(self.reader)
+            self.refused = False
+
+        def finish(self) -> None:
+            super().finish()
+            if self.refused:
+                linger(self.connection, lim)
 
         def handle_one_request(self) -> None:
             # Keep-alive idle time counts against the next request's deadline.
             self.reader.restart()
             super().handle_one_request()
+
+        def send_error(
+            self, code: int, message: str | None = None, explain: str | None = None
+        ) -> None:
+            self.refused = True  # the stdlib's own refusals: bad request line, headers too long
+            super().send_error(code, message, explain)
 
         def log_message(self, format: str, *args: Any) -> None:
             line = (format % args)[:_LOGGED_LINE]
@@ -190,6 +206,7 @@ def _handler(
         def _refuse(self, refusal: Refusal, body_note: str = "") -> None:
             # The rest of the body, if any, is left unread: the connection cannot be reused.
             self.close_connection = True
+            self.refused = True
             note = f" ({body_note})" if body_note else ""
             log.info(
                 "slack http: %d for %s: %s%s",
