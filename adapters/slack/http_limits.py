@@ -105,8 +105,9 @@ def declared_length(headers: Message, max_body: int) -> int | Refusal:
 def linger(sock: socket.socket, limits: HTTPLimits) -> None:
     """Half-close, then drain what the client still sends, for `linger_timeout` at most.
 
-    Closing a socket with unread input resets the connection, and a reset can destroy
-    the reply still in flight: a client refused for its headers would see no answer.
+    The staged close of RFC 9112 section 9.6: closing with unread input resets the
+    connection, and some stacks and proxies then drop the reply still in flight, so a
+    client refused for its headers alone would see no answer.
     """
     try:
         sock.shutdown(socket.SHUT_WR)

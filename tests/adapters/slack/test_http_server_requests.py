@@ -150,6 +150,18 @@ def test_missing_headers_and_bad_signatures_are_401(served: Served, slack: FakeS
     assert served.mentions == []
 
 
+def test_a_refusal_survives_a_body_left_unread(served: Served) -> None:
+    """401 from the headers alone, while the client is still sending a 900 KB body.
+
+    Closing with unread input would reset the connection under the client's feet.
+    """
+    body = b"{" + b" " * 900_000 + b"}"
+    headers = {"Content-Type": "application/json", "X-Slack-Signature": "v0=" + "0" * 64}
+    with served.connect() as sock:
+        sock.sendall(request(body, headers=headers))
+        assert read_reply(sock).status == 401
+
+
 def test_malformed_json_is_401_unsigned_and_400_signed(served: Served) -> None:
     for junk in (b'{"type": "event_callback", ', b"[1, 2]", b"42", b"\xff\xfe{}", b'{"a": 1}x'):
         unsigned = request(junk, headers={"Content-Type": "application/json"})
