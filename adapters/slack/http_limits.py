@@ -1,0 +1,187 @@
+"""What one client may cost the Slack HTTP server: a slot, a deadline, a byte budget.
+
+- `HTTPLimits`: the numbers, overridable per server (tests use short ones).
+- `BoundedServer`: a thread per connection, but at most `max_connections` of them;
+  a connection beyond that gets 503 at once from the accepting thread.
+- `DeadlineReader`: the socket as a raw stream whose reads share one deadline and
+  one byte budget per request, so a client dripping a byte at a time (slow loris)
+  or idling on keep-alive is cut off after `request_timeout`, not when it pleases.
+- `declared_length`: Content-Length judged before a byte of the body is read.
+- `linger`: after an error reply, drain before closing, so the reply is not lost.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from email.message import Message
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
+
+log = logging.getLogger(__name__)
+
+REFUSAL_LOG_SECONDS = 10.0  # at most one "connections refused" line this often
+_BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n"
+    b"Retry-After: 1\r\nConnection: close\r\n\r\nbusy\n"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class HTTPLimits:
+    max_connections: int = 64  # handler threads; Slack's own traffic needs a handful
+    read_timeout: float = 5.0  # longest silence while reading a request or writing a reply
+    request_timeout: float = 10.0  # keep-alive idle + request line + headers + body
+    max_body: int = 1_000_000  # Slack payloads are far smaller
+    max_header_bytes: int = 64_000  # request line and headers together, roughly
+    linger_timeout: float = 2.0  # after an error reply, how long to drain what still arrives
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    status: int
+    reason: str
+
+
+class OverBudget(ConnectionError):
+    """A request sent more bytes than its headers and declared body allow."""
+
+
+class DeadlineReader(io.RawIOBase):
+    def __init__(self, sock: socket.socket, limits: HTTPLimits) -> None:
+        super().__init__()
+        self._sock = sock
+        self._limits = limits
+        self.restart()
+
+    def restart(self) -> None:
+        """A new request begins: a fresh deadline and byte budget."""
+        self._deadline = time.monotonic() + self._limits.request_timeout
+        self._budget = self._limits.max_header_bytes + self._limits.max_body
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: WriteableBuffer) -> int:
+        remaining = self._deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("request deadline passed")
+        if self._budget <= 0:
+            raise OverBudget("request larger than its limits")
+        self._sock.settimeout(min(self._limits.read_timeout, remaining))
+        with memoryview(buffer) as view:
+            received = self._sock.recv_into(view[: self._budget])
+        self._budget -= received
+        return received
+
+
+def declared_length(headers: Message, max_body: int) -> int | Refusal:
+    """The body's length from its headers; anything unusual is refused before reading."""
+    if headers.get("Transfer-Encoding") is not None:
+        return Refusal(400, "Transfer-Encoding is not accepted; send Content-Length")
+    values = {v.strip() for v in headers.get_all("Content-Length") or []}
+    if not values:
+        return Refusal(411, "Content-Length required")
+    if len(values) > 1:
+        return Refusal(400, "conflicting Content-Length headers")
+    text = values.pop()
+    if not (text.isascii() and text.isdigit()) or len(text) > 18:
+        return Refusal(400, "malformed Content-Length")
+    length = int(text)
+    if length > max_body:
+        return Refusal(413, f"body larger than {max_body} bytes")
+    return length
+
+
+def linger(sock: socket.socket, limits: HTTPLimits) -> None:
+    """Half-close, then drain what the client still sends, for `linger_timeout` at most.
+
+    The staged close of RFC 9112 section 9.6: closing with unread input resets the
+    connection, and some stacks and proxies then drop the reply still in flight, so a
+    client refused for its headers alone would see no answer.
+    """
+    try:
+        sock.shutdown(socket.SHUT_WR)
+        deadline = time.monotonic() + limits.linger_timeout
+        budget = limits.max_header_bytes + limits.max_body
+        while budget > 0 and (remaining := deadline - time.monotonic()) > 0:
+            sock.settimeout(remaining)
+            chunk = sock.recv(min(65536, budget))
+            if not chunk:
+                return
+            budget -= len(chunk)
+    except OSError:
+        return
+
+
+class BoundedServer(ThreadingHTTPServer):
+    daemon_threads = True
+    # A burst of events would overflow the default backlog of 5; dropped connections are
+    # retried by the client's TCP stack only after a second.
+    request_queue_size = 128
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        handler: Callable[..., BaseHTTPRequestHandler],
+        max_connections: int,
+    ) -> None:
+        super().__init__(address, handler)
+        self.max_connections = max_connections
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self._refused = 0
+        self._refusal_logged = 0.0
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self._refuse(request)
+            return
+        try:
+            super().process_request(request, client_address)  # starts the connection's thread
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            self.finish_request(request, client_address)
+        except Exception:  # noqa: BLE001 -- socketserver's contract: to handle_error
+            self.handle_error(request, client_address)
+        finally:
+            # Freed before the socket closes: a client that sees the close may reconnect at once.
+            self._slots.release()
+            self.shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Never a traceback on stderr for what a client did; our own faults are logged in full."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, OSError):  # timeouts, resets, broken pipes, OverBudget
+            log.debug("slack http: connection closed: %s", type(exc).__name__)
+        else:
+            log.error("slack http: the request handler failed", exc_info=True)
+
+    def _refuse(self, request: socket.socket) -> None:
+        try:
+            request.setblocking(False)
+            request.send(_BUSY)
+        except OSError:
+            pass
+        self.shutdown_request(request)
+        self._refused += 1
+        now = time.monotonic()
+        if now - self._refusal_logged >= REFUSAL_LOG_SECONDS:
+            log.warning(
+                "slack http: all %d connection slots busy; refused %d connection(s) with 503",
+                self.max_connections,
+                self._refused,
+            )
+            self._refused, self._refusal_logged = 0, now
