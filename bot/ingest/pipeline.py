@@ -137,19 +137,22 @@ class Ingestor:
             include=options.include,
             exclude=options.exclude,
         )
-        old = self._index.manifest(name)
-        listed, skipped = _indexable_files(source)
-        changed = [f for f in listed if _needs_work(old.get(f.path), f)]
-        removed = sorted(set(old) - {f.path for f in listed})
-        symbols = SymbolSync(self._symbols, name)
-        docs, chunks = self._chunk(source, name, changed, symbols, progress)
-        symbols.read_missing(source, [(f, file_key(f.blob)) for f in listed], progress)
-        change, added, dropped = _change_set(name, source, old, docs, chunks, removed, len(listed))
-        tokens_before, saved_before = self._embedding_counters()
-        vectors = self._embed(change.upserts, progress)
-        self._index.apply(_with_vectors(change, vectors))
-        tokens_after, saved_after = self._embedding_counters()
-        symbols.write([f.path for f in listed])  # after the index: it can be rebuilt
+        with source:  # its git process ends with the ingest, not when it is collected
+            old = self._index.manifest(name)
+            listed, skipped = _indexable_files(source)
+            changed = [f for f in listed if _needs_work(old.get(f.path), f)]
+            removed = sorted(set(old) - {f.path for f in listed})
+            symbols = SymbolSync(self._symbols, name)
+            docs, chunks = self._chunk(source, name, changed, symbols, progress)
+            symbols.read_missing(source, [(f, file_key(f.blob)) for f in listed], progress)
+            change, added, dropped = _change_set(
+                name, source, old, docs, chunks, removed, len(listed)
+            )
+            tokens_before, saved_before = self._embedding_counters()
+            vectors = self._embed(change.upserts, progress)
+            self._index.apply(_with_vectors(change, vectors))
+            tokens_after, saved_after = self._embedding_counters()
+            symbols.write([f.path for f in listed])  # after the index: it can be rebuilt
         report = IngestReport(
             repo=name,
             branch=source.checkout.branch,
