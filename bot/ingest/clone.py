@@ -188,17 +188,19 @@ def _network_error(exc: GitError, remote: RemoteURL, branch: str | None) -> GitE
 
 
 FETCH_BATCH = 20_000  # blob ids a fetch asks for at once
-FETCH_FAILURES = 32  # failed fetches tolerated while isolating blobs the remote lacks
+FETCH_FAILURES = 64  # refused fetches tolerated while setting aside blobs the remote lacks
 _FINAL = ("auth", "unreachable")
+_NOT_OUR_REF = re.compile(r"not our ref ([0-9a-f]{40}(?:[0-9a-f]{24})?)")
 
 
 def fetch_blobs(git: Git, oids: list[str], remote: RemoteURL) -> None:
     """Fetch these blobs from origin into the clone, in batches.
 
-    A remote that lacks one of them refuses the whole request, so a refused
-    batch is halved until the blobs it cannot serve are isolated (about two
-    fetches per missing blob and halving); those stay missing and the caller
-    reports them. An unreachable host or a refusal of access ends it at once.
+    A remote that lacks one of them refuses the whole request. When it names
+    the blob (`not our ref <oid>`), that blob is set aside and the rest asked
+    again; otherwise the batch is halved until the blobs it cannot serve are
+    isolated. Those stay missing and the caller reports them. An unreachable
+    host or a refusal of access ends it at once.
     """
     # No "have" lines: the remote would take our commit to mean we hold its blobs.
     args: tuple[str, ...] = ("-c", "fetch.negotiationAlgorithm=noop", "fetch", "--progress")
@@ -212,11 +214,16 @@ def fetch_blobs(git: Git, oids: list[str], remote: RemoteURL) -> None:
         try:
             git.run(*args, "--stdin", "origin", input=request, transfer=True)
         except GitError as exc:
-            refused = "not our ref" in exc.stderr  # the remote lacks a blob we asked for
-            if not refused and (not exc.stderr or _failure_kind(exc.stderr) in _FINAL):
+            named = _NOT_OUR_REF.search(exc.stderr)
+            if not named and (not exc.stderr or _failure_kind(exc.stderr) in _FINAL):
                 raise _network_error(exc, remote, None) from None
             failures += 1
-            if len(part) == 1 or failures > FETCH_FAILURES:
+            if failures > FETCH_FAILURES or len(part) == 1:
                 log.warning("%d blob(s) could not be fetched from %s", len(part), remote.url)
                 continue
-            queue += [part[: len(part) // 2], part[len(part) // 2 :]]
+            lacking = named.group(1) if named else ""
+            if lacking in part:
+                log.warning("%s does not have blob %s", remote.url, lacking[:12])
+                queue.append([oid for oid in part if oid != lacking])
+            else:
+                queue += [part[: len(part) // 2], part[len(part) // 2 :]]

@@ -137,7 +137,7 @@ class Ingestor:
             include=options.include,
             exclude=options.exclude,
         )
-        with source:  # its git process ends with the ingest, not when it is collected
+        try:
             old = self._index.manifest(name)
             listed, skipped = _indexable_files(source)
             changed = [f for f in listed if _needs_work(old.get(f.path), f)]
@@ -145,14 +145,14 @@ class Ingestor:
             symbols = SymbolSync(self._symbols, name)
             docs, chunks = self._chunk(source, name, changed, symbols, progress)
             symbols.read_missing(source, [(f, file_key(f.blob)) for f in listed], progress)
-            change, added, dropped = _change_set(
-                name, source, old, docs, chunks, removed, len(listed)
-            )
-            tokens_before, saved_before = self._embedding_counters()
-            vectors = self._embed(change.upserts, progress)
-            self._index.apply(_with_vectors(change, vectors))
-            tokens_after, saved_after = self._embedding_counters()
-            symbols.write([f.path for f in listed])  # after the index: it can be rebuilt
+        finally:
+            source.close()  # its git process ends now, not during the embedding or at collection
+        change, added, dropped = _change_set(name, source, old, docs, chunks, removed, len(listed))
+        tokens_before, saved_before = self._embedding_counters()
+        vectors = self._embed(change.upserts, progress)
+        self._index.apply(_with_vectors(change, vectors))
+        tokens_after, saved_after = self._embedding_counters()
+        symbols.write([f.path for f in listed])  # after the index: it can be rebuilt
         report = IngestReport(
             repo=name,
             branch=source.checkout.branch,

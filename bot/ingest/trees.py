@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 
 MAX_ENTRIES = 2_000_000  # a "git bomb" reuses one subtree until the listing is astronomical
 MAX_PATH = 4096
-TREE_MODE = b"40000"
+TREE_MODE = "40000"
 # Names git refuses to check out (`verify_path`), on any file system, and what would
 # let a name pass for several path components or hide in a one-line citation.
 _DOT_GIT = frozenset({".git", "git~1"})
@@ -63,55 +63,113 @@ def blob_sizes(git: Git, oids: Iterable[str]) -> dict[str, int]:
 def walk(reader: BlobReader, root: str, absent: set[str]) -> list[TreeEntry]:
     """Every non-tree entry under tree `root`, in no particular order.
 
+    Each distinct tree is read once, however often it recurs, and the listing's
+    size is known before it is expanded, so a tree bomb is refused in a moment.
     Trees in `absent` (known missing) are not requested: in a blobless clone,
     asking cat-file for a promised object that cannot be fetched kills it.
     """
     if root in absent:
         raise SourceError(f"The root tree {root[:12]} is missing from the repository.")
-    raw_size = len(root) // 2
-    found: list[TreeEntry] = []
-    level: list[tuple[str, str]] = [("", root)]
-    while level:
-        below: list[tuple[str, str]] = []
-        present = [(prefix, oid) for prefix, oid in level if oid not in absent]
-        found.extend(
-            TreeEntry(p or ".", "40000", o, "missing_tree") for p, o in level if o in absent
+    trees = _read_trees(reader, root, absent)
+    if _entry_count(trees, root) > MAX_ENTRIES:
+        raise SourceError(
+            f"The tree lists more than {MAX_ENTRIES:,} entries (a repeated subtree?); "
+            "it is too large to index."
         )
-        replies = reader.read_objects(oid for _, oid in present)
-        for (prefix, oid), (_, kind, data) in zip(present, replies, strict=True):
-            if data is None or kind != "tree":
-                found.append(
-                    TreeEntry(
-                        prefix or ".", "40000", oid, "missing_tree" if data is None else "bad_tree"
-                    )
-                )
-                continue
-            try:
-                rows = list(_parse_tree(data, raw_size))
-            except ValueError:
-                log.warning("tree %s at %r is malformed; skipped", oid[:12], prefix or ".")
-                found.append(TreeEntry(prefix or ".", "40000", oid, "bad_tree"))
-                continue
-            for mode, name, child in rows:
-                path, problem = _checked_path(prefix, name)
-                if problem:
-                    log.warning("skipped tree entry %r in %r: %s", path, prefix or ".", problem)
-                    found.append(TreeEntry(path, mode.decode("ascii", "replace"), child, problem))
-                elif mode == TREE_MODE:
-                    below.append((path, child))
-                else:
-                    found.append(TreeEntry(path, mode.decode("ascii"), child))
-            if len(found) + len(below) > MAX_ENTRIES:
-                raise SourceError(
-                    f"The tree lists more than {MAX_ENTRIES:,} entries (a repeated subtree?); "
-                    "it is too large to index."
-                )
-        level = below
+    found: list[TreeEntry] = []
+    warned = 0
+    stack = [("", root)]
+    while stack:
+        prefix, oid = stack.pop()
+        rows = trees[oid]
+        if isinstance(rows, str):
+            found.append(TreeEntry(prefix or ".", TREE_MODE, oid, rows))
+            continue
+        for mode, name, child, problem in rows:
+            path = f"{prefix}/{name}" if prefix else name
+            if not problem and len(path) > MAX_PATH:
+                problem = "unsafe_path"
+            if problem:
+                if warned < 20:
+                    log.warning("skipped tree entry %r: %s", path, problem)
+                warned += 1
+                found.append(TreeEntry(path, mode, child, problem))
+            elif mode == TREE_MODE:
+                stack.append((path, child))
+            else:
+                found.append(TreeEntry(path, mode, child))
     return found
 
 
-def _parse_tree(data: bytes, raw_size: int) -> Iterator[tuple[bytes, bytes, str]]:
-    """(mode, name, oid) for each entry of a raw tree object; ValueError if malformed."""
+_Row = tuple[str, str, str, str]  # mode, name, oid, problem ("" when the name is fine)
+
+
+def _read_trees(reader: BlobReader, root: str, absent: set[str]) -> dict[str, list[_Row] | str]:
+    """Every distinct tree under `root`: its rows, or why it cannot be read."""
+    raw_size = len(root) // 2
+    trees: dict[str, list[_Row] | str] = {}
+    level = [root]
+    while level:
+        todo = [oid for oid in dict.fromkeys(level) if oid not in trees]
+        trees.update((oid, "missing_tree") for oid in todo if oid in absent)
+        wanted = [oid for oid in todo if oid not in absent]
+        level = []
+        for oid, kind, data in reader.read_objects(wanted):
+            rows = _rows(oid, kind, data, raw_size)
+            trees[oid] = rows
+            if not isinstance(rows, str):
+                level += [
+                    child for mode, _, child, problem in rows if mode == TREE_MODE and not problem
+                ]
+        if len(trees) > MAX_ENTRIES:
+            raise SourceError(f"The tree holds more than {MAX_ENTRIES:,} directories.")
+    return trees
+
+
+def _rows(oid: str, kind: str, data: bytes | None, raw_size: int) -> list[_Row] | str:
+    if data is None:
+        return "missing_tree"
+    if kind != "tree":
+        return "bad_tree"
+    rows: list[_Row] = []
+    try:
+        for mode, raw_name, child in _parse_tree(data, raw_size):
+            name, problem = _checked_name(raw_name)
+            rows.append((mode, name, child, problem))
+    except ValueError:
+        log.warning("tree %s is malformed; its entries are skipped", oid[:12])
+        return "bad_tree"
+    return rows
+
+
+def _entry_count(trees: dict[str, list[_Row] | str], root: str) -> int:
+    """How many rows the expanded listing would have, counted per distinct tree."""
+    counts: dict[str, int] = {}
+    stack = [root]
+    while stack:
+        oid = stack[-1]
+        rows = trees[oid]
+        if isinstance(rows, str):
+            counts[oid] = 1
+            stack.pop()
+            continue
+        subtrees = [c for mode, _, c, problem in rows if mode == TREE_MODE and not problem]
+        pending = [c for c in subtrees if c not in counts]
+        if pending:
+            stack += pending
+            continue
+        counts[oid] = min(
+            MAX_ENTRIES + 1, len(rows) - len(subtrees) + sum(counts[c] for c in subtrees)
+        )
+        stack.pop()
+    return counts[root]
+
+
+def _parse_tree(data: bytes, raw_size: int) -> Iterator[tuple[str, bytes, str]]:
+    """(mode, name, oid) for each entry of a raw tree object; ValueError if malformed.
+
+    Modes come back canonical (`040000`, which git tolerates, is `40000`).
+    """
     pos, end = 0, len(data)
     while pos < end:
         space = data.index(b" ", pos)
@@ -120,20 +178,17 @@ def _parse_tree(data: bytes, raw_size: int) -> Iterator[tuple[bytes, bytes, str]
         oid = data[nul + 1 : nul + 1 + raw_size]
         if len(oid) != raw_size or not mode.isdigit():
             raise ValueError("truncated tree entry")
-        yield mode, name, oid.hex()
+        yield format(int(mode, 8), "o"), name, oid.hex()
         pos = nul + 1 + raw_size
 
 
-def _checked_path(prefix: str, name: bytes) -> tuple[str, str]:
-    """The entry's path, and "" or why it cannot be listed."""
+def _checked_name(name: bytes) -> tuple[str, str]:
+    """The entry's name as text, and "" or why it cannot be listed."""
     try:
         text = name.decode("utf-8")
     except UnicodeDecodeError:
-        return _join(prefix, name.decode("utf-8", "replace")), "bad_path"
-    path = _join(prefix, text)
-    if _unsafe(text) or len(path) > MAX_PATH:
-        return path, "unsafe_path"
-    return path, ""
+        return name.decode("utf-8", "replace"), "bad_path"
+    return text, "unsafe_path" if _unsafe(text) else ""
 
 
 def _unsafe(name: str) -> bool:
@@ -143,7 +198,3 @@ def _unsafe(name: str) -> bool:
         return True  # a newline or escape code in a path would forge lines of an answer
     # Windows ignores trailing dots and spaces, so `.git. ` is `.git` there.
     return name.rstrip(". ").lower() in _DOT_GIT
-
-
-def _join(prefix: str, name: str) -> str:
-    return f"{prefix}/{name}" if prefix else name
