@@ -18,7 +18,7 @@ from bot.ingest import git as git_module
 from bot.ingest.git import Git, GitError, base_env
 from bot.ingest.hosting import auth_env, parse_remote
 from bot.ingest.sources import open_source
-from tests.support.gitrepo import GitRepo, git
+from tests.support.gitrepo import GitRepo, delete_object, git
 
 MakeRepo = Callable[..., GitRepo]
 SECRET = "s3cret-Pa55word"
@@ -185,7 +185,7 @@ def test_input_larger_than_a_pipe_is_fed_while_output_is_read(
     blob_repo: tuple[GitRepo, dict[str, bytes]],
 ) -> None:
     repo, blobs = blob_repo
-    oids = list(blobs) * 2000  # ~7 MB in, ~7 MB out: neither fits a pipe buffer
+    oids = list(blobs) * 300  # ~1 MB in, ~1 MB out: neither fits a pipe buffer
     request = "".join(f"{oid}\n" for oid in oids).encode()
     out = Git(repo.path).run("cat-file", "--batch-check", input=request)
     assert len(out.splitlines()) == len(oids)
@@ -397,6 +397,21 @@ def test_url_credentials_reach_the_server_but_nothing_stored_or_logged(
     assert SECRET not in config and encoded not in config
     assert all(SECRET not in arg for argv, _ in popen_calls for arg in argv)
     assert SECRET not in caplog.text and encoded not in caplog.text
+
+
+def test_a_blob_the_http_remote_lacks_skips_only_its_file(
+    http_remote: tuple[_GitHTTPServer, GitRepo], tmp_path: Path, make_repo: MakeRepo
+) -> None:
+    server, work = http_remote
+    work.write("data.csv", "a,b\n" * 100)
+    work.commit("data")
+    served = server.root / "repo.git"
+    work.push(served)
+    delete_object(served, git(served, "rev-parse", "HEAD:data.csv"))
+    port = server.server_address[1]
+    source = open_source(f"http://bob:{SECRET}@127.0.0.1:{port}/repo.git", home=tmp_path / "h")
+    assert [f.path for f in source.files()] == ["app.py"]
+    assert source.skipped() == {"missing_blob": 1}
 
 
 def test_wrong_credentials_are_an_access_error_without_the_secret(
