@@ -138,13 +138,16 @@ class Ingestor:
             include=options.include,
             exclude=options.exclude,
         )
-        old = self._index.manifest(name)
-        listed, skipped = _indexable_files(source)
-        changed = [f for f in listed if _needs_work(old.get(f.path), f)]
-        removed = sorted(set(old) - {f.path for f in listed})
-        symbols = SymbolSync(self._symbols, name)
-        docs, chunks = self._chunk(source, name, changed, symbols, progress)
-        symbols.read_missing(source, [(f, file_key(f.blob)) for f in listed], progress)
+        try:
+            old = self._index.manifest(name)
+            listed, skipped = _indexable_files(source)
+            changed = [f for f in listed if _needs_work(old.get(f.path), f)]
+            removed = sorted(set(old) - {f.path for f in listed})
+            symbols = SymbolSync(self._symbols, name)
+            docs, chunks = self._chunk(source, name, changed, symbols, progress)
+            symbols.read_missing(source, [(f, file_key(f.blob)) for f in listed], progress)
+        finally:
+            source.close()  # its git process ends now, not during the embedding or at collection
         change, added, dropped = _change_set(name, source, old, docs, chunks, removed, len(listed))
         tokens_before, saved_before = self._embedding_counters()
         vectors = self._embed(change.upserts, progress)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from bot.ingest.git import NETWORK_TIMEOUT, Git, base_env
+from bot.ingest.clone import transport_args
+from bot.ingest.git import Git, base_env
 from bot.ingest.hosting import auth_env, is_url, parse_remote
 
 
@@ -24,7 +25,8 @@ def current_commit(location: str, branch: str | None, token: str | None) -> str 
     ref = f"refs/heads/{branch}" if branch else "HEAD"
     with tempfile.TemporaryDirectory(prefix="codecite-probe-") as scratch:
         git = Git(Path(scratch), base_env(extra), secrets)
-        listing = git.try_text("ls-remote", "--", remote.url, ref, timeout=NETWORK_TIMEOUT)
+        args = ("ls-remote", *transport_args(remote.url), "--", remote.url, ref)
+        listing = git.try_text(*args, transfer=True)
     if not listing:
         return None
     sha, _, name = listing.splitlines()[0].partition("\t")

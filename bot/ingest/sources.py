@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.errors import SourceError
-from bot.ingest import filters
-from bot.ingest.git import Git, base_env, sync_clone
-from bot.ingest.hosting import is_url, parse_remote, redact, web_url_for
+from bot.ingest import filters, trees
+from bot.ingest.clone import fetch_blobs, sync_clone
+from bot.ingest.git import Git, base_env
+from bot.ingest.hosting import RemoteURL, is_url, parse_remote, redact, web_url_for
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +62,7 @@ class _Entry:
     path: str
     blob: str
     size: int
-    kind: str  # file, symlink, submodule, special, bad_path
+    kind: str  # file, symlink, submodule, special, or why the entry cannot be listed
 
 
 def default_name(location: str) -> str:
@@ -107,7 +108,7 @@ def open_source(
     git, commit, resolved = sync_clone(remote, dest, branch or None, token)
     checkout = Checkout(name, dest, commit, resolved, remote.url, web_url_for(remote.url))
     log.info("opened %s at %s@%s", checkout.source, resolved, commit[:12])
-    return GitSource(checkout, git, options)
+    return GitSource(checkout, git, options, remote)
 
 
 def _checked_name(name: str) -> str:
@@ -277,11 +278,19 @@ _MODES = {"100644": "file", "100755": "file", "120000": "symlink", "160000": "su
 
 
 class GitSource(Source):
-    """A commit read from git objects: `ls-tree` for the listing, `cat-file --batch` for bytes."""
+    """A commit read from git objects: its trees parsed, its blobs streamed by `cat-file`.
 
-    def __init__(self, checkout: Checkout, git: Git, options: _Options) -> None:
+    A clone (`remote` given) is blobless: the blobs worth reading are fetched in
+    batches before they are read, so git itself never fetches (see `bot.ingest.git`).
+    A blob the repository lacks (and cannot fetch) skips its file as `missing_blob`.
+    """
+
+    def __init__(
+        self, checkout: Checkout, git: Git, options: _Options, remote: RemoteURL | None = None
+    ) -> None:
         super().__init__(checkout, options)
         self._git = git
+        self._remote = remote
         self._blobs = git.blobs()
         self._memo = MEMO
 
@@ -290,13 +299,41 @@ class GitSource(Source):
         self._blobs.close()
 
     def _entries(self) -> Iterator[_Entry]:
-        raw = self._git.run("ls-tree", "-r", "-z", "--long", "--full-tree", self.checkout.commit)
-        entries = [_tree_entry(record) for record in raw.split(b"\0") if record]
-        entries.sort(key=lambda e: e.path)
-        return iter(entries)
+        commit = self.checkout.commit
+        absent = trees.missing_objects(self._git, commit)
+        root = self._git.text("rev-parse", "--verify", f"{commit}^{{tree}}")
+        rows = trees.walk(self._blobs, root, absent)
+        self._blobs.close()  # its process slot is free while the commands below run
+        if self._remote is not None and absent:
+            absent = self._fetch_wanted(rows, absent)
+        files = [r.oid for r in rows if not r.problem and _MODES.get(r.mode) == "file"]
+        sizes = trees.blob_sizes(self._git, [oid for oid in files if oid not in absent])
+        entries = sorted((_tree_entry(r, sizes) for r in rows), key=lambda e: e.path)
+        missing = [e.path for e in entries if e.kind == "missing_blob"]
+        for path in missing[:20]:
+            log.warning("%s in %s: blob missing from the repository", path, self.checkout.name)
+        if len(missing) > 20:
+            log.warning("... and %d more files whose blobs are missing", len(missing) - 20)
+        return _unique_paths(entries)
+
+    def _fetch_wanted(self, rows: list[trees.TreeEntry], absent: set[str]) -> set[str]:
+        """Fetch the absent blobs of files worth reading; what is absent afterwards."""
+        assert self._remote is not None
+        wanted = [
+            r.oid
+            for r in rows
+            if r.oid in absent
+            and _MODES.get(r.mode) == "file"
+            and self._listing_reason(_Entry(r.path, r.oid, 0, "file")) is None
+        ]
+        if not wanted:
+            return absent
+        log.info("fetching %d blobs of %s", len(wanted), self.checkout.name)
+        fetch_blobs(self._git, list(dict.fromkeys(wanted)), self._remote)
+        return trees.missing_objects(self._git, self.checkout.commit)
 
     def _contents(self, entries: Sequence[_Entry]) -> Iterator[bytes | None]:
-        for _, data in self._blobs.read_many(e.blob for e in entries):
+        for _, _, data in self._blobs.read_objects(e.blob for e in entries):
             yield data
 
     def _read(self, files: Sequence[SourceFile]) -> Iterator[bytes]:
@@ -308,15 +345,32 @@ def _memo_key(entry: _Entry) -> str:
     return f"{entry.blob}:{entry.path.rsplit('/', 1)[-1]}"
 
 
-def _tree_entry(record: bytes) -> _Entry:
-    meta, _, raw_path = record.partition(b"\t")
-    mode, _kind, oid, size = meta.decode("ascii").split()
-    try:
-        path = raw_path.decode("utf-8")
-    except UnicodeDecodeError:
-        return _Entry(raw_path.decode("utf-8", "replace"), oid, 0, "bad_path")
-    kind = _MODES.get(mode, "special")
-    return _Entry(path, oid, int(size) if size.isdigit() else 0, kind)
+def _tree_entry(row: trees.TreeEntry, sizes: dict[str, int]) -> _Entry:
+    if row.problem:
+        return _Entry(row.path, row.oid, 0, row.problem)
+    kind = _MODES.get(row.mode, "special")
+    if kind == "file" and row.oid not in sizes:
+        return _Entry(row.path, row.oid, 0, "missing_blob")
+    return _Entry(row.path, row.oid, sizes.get(row.oid, 0), kind)
+
+
+def _unique_paths(entries: list[_Entry]) -> Iterator[_Entry]:
+    """Sorted entries with a name repeated in one tree (malformed) listed once, the rest counted.
+
+    Entries already skipped for another reason (an unsafe name) keep that reason.
+    """
+    previous = None
+    for entry in entries:
+        if entry.kind not in _LISTED_KINDS:
+            yield entry
+        elif entry.path == previous:
+            yield _Entry(entry.path, entry.blob, 0, "duplicate_path")
+        else:
+            previous = entry.path
+            yield entry
+
+
+_LISTED_KINDS = frozenset({*_MODES.values(), "special", "missing_blob"})
 
 
 class DirectorySource(Source):

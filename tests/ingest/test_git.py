@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import logging
 import os
 import subprocess
@@ -13,10 +14,11 @@ from typing import Any
 import pytest
 
 from bot.errors import SourceError
+from bot.ingest import git as git_module
 from bot.ingest.git import Git, GitError, base_env
 from bot.ingest.hosting import auth_env, parse_remote
 from bot.ingest.sources import open_source
-from tests.support.gitrepo import GitRepo, git
+from tests.support.gitrepo import GitRepo, delete_object, git
 
 MakeRepo = Callable[..., GitRepo]
 SECRET = "s3cret-Pa55word"
@@ -77,11 +79,116 @@ def test_missing_git_binary_is_a_source_error(
         runner.run("version")
 
 
-def test_base_env_never_prompts() -> None:
+def test_base_env_never_prompts_nor_fetches_lazily() -> None:
     env = base_env({"EXTRA": "1"})
     assert env["GIT_TERMINAL_PROMPT"] == "0"
+    assert env["GIT_NO_LAZY_FETCH"] == "1"
     assert env["LC_ALL"] == "C"
     assert env["EXTRA"] == "1"
+
+
+def test_this_git_honours_no_lazy_fetch(make_repo: MakeRepo, tmp_path: Path) -> None:
+    """Reading a blob a blobless clone lacks fails at once instead of starting a fetch."""
+    work = make_repo("up")
+    work.write("a.py", "a = 1\n")
+    work.commit()
+    bare = work.bare_clone(tmp_path / "up.git")
+    git(bare, "config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "clone"
+    url = f"file://{bare}"
+    git(tmp_path, "clone", "-q", "--filter=blob:none", "--no-checkout", url, str(clone))
+    blob = git(clone, "rev-parse", "HEAD:a.py")
+    runner = Git(clone)
+    with pytest.raises(GitError) as caught:
+        runner.run("cat-file", "-p", blob)
+    assert "lazy fetching disabled" in caught.value.stderr
+    lazy = Git(clone, {k: v for k, v in base_env().items() if k != "GIT_NO_LAZY_FETCH"})
+    assert lazy.text("cat-file", "-p", blob) == "a = 1"  # git would have fetched it
+
+
+def test_every_command_runs_without_hooks_or_submodule_recursion(
+    tmp_path: Path, popen_calls: list[tuple[list[str], dict[str, str]]]
+) -> None:
+    Git(tmp_path).try_text("version")
+    argv = popen_calls[-1][0]
+    assert argv[0] == "git" and argv[-1] == "version"
+    config = [argv[i + 1] for i, a in enumerate(argv) if a == "-c"]
+    assert {"core.hooksPath=/dev/null", "submodule.recurse=false", "core.fsmonitor=false"} <= set(
+        config
+    )
+
+
+@pytest.fixture
+def git_limits() -> Iterator[Callable[..., None]]:
+    """Set GitLimits fields for one test; the defaults come back afterwards."""
+    saved = git_module.limits()
+
+    def apply(**changes: Any) -> None:
+        git_module.configure(dataclasses.replace(saved, **changes))
+
+    yield apply
+    git_module.configure(saved)
+
+
+def test_no_more_git_processes_run_at_once_than_the_limit(
+    tmp_path: Path, git_limits: Callable[..., None]
+) -> None:
+    git_limits(max_processes=2)
+    log_file = tmp_path / "spans.log"
+    # Each command logs when it starts and ends, so the overlap is measured, not assumed.
+    span = f"!echo start >> {log_file}; sleep 0.2; echo end >> {log_file}"
+    runner = Git(tmp_path)
+    threads = [
+        threading.Thread(target=runner.run, args=("-c", f"alias.span={span}", "span"))
+        for _ in range(6)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    running = peak = 0
+    events = log_file.read_text().split()
+    for event in events:
+        running += 1 if event == "start" else -1
+        peak = max(peak, running)
+    assert events.count("start") == 6 and peak == 2
+
+
+def test_a_reader_holds_a_slot_until_it_is_closed(
+    blob_repo: tuple[GitRepo, dict[str, bytes]], git_limits: Callable[..., None]
+) -> None:
+    repo, blobs = blob_repo
+    git_limits(max_processes=1, slot_wait=0.3)
+    runner = Git(repo.path)
+    with runner.blobs() as reader:
+        reader.read(next(iter(blobs)))
+        with pytest.raises(GitError, match="already running"):
+            runner.run("rev-parse", "HEAD")
+    assert runner.text("rev-parse", "HEAD") == repo.head()
+
+
+@pytest.mark.timeout(30)
+def test_a_silent_transfer_is_stopped_but_a_progressing_one_is_not(
+    tmp_path: Path, git_limits: Callable[..., None]
+) -> None:
+    git_limits(stall_timeout=0.6)
+    runner = Git(tmp_path)
+    with pytest.raises(GitError, match="made no progress for 1 s"):
+        runner.run("-c", "alias.hang=!sleep 600", "hang", transfer=True)
+    talk = "!for i in 1 2 3 4 5 6; do echo . >&2; sleep 0.25; done; echo done"
+    assert runner.text("-c", f"alias.talk={talk}", "talk", transfer=True) == "done"
+    with pytest.raises(GitError, match="timed out"):  # quick commands keep their short limit
+        runner.run("-c", f"alias.talk={talk}", "talk", timeout=0.5)
+
+
+def test_input_larger_than_a_pipe_is_fed_while_output_is_read(
+    blob_repo: tuple[GitRepo, dict[str, bytes]],
+) -> None:
+    repo, blobs = blob_repo
+    oids = list(blobs) * 300  # ~1 MB in, ~1 MB out: neither fits a pipe buffer
+    request = "".join(f"{oid}\n" for oid in oids).encode()
+    out = Git(repo.path).run("cat-file", "--batch-check", input=request)
+    assert len(out.splitlines()) == len(oids)
 
 
 # --- credentials --------------------------------------------------------------------------
@@ -292,6 +399,21 @@ def test_url_credentials_reach_the_server_but_nothing_stored_or_logged(
     assert SECRET not in caplog.text and encoded not in caplog.text
 
 
+def test_a_blob_the_http_remote_lacks_skips_only_its_file(
+    http_remote: tuple[_GitHTTPServer, GitRepo], tmp_path: Path, make_repo: MakeRepo
+) -> None:
+    server, work = http_remote
+    work.write("data.csv", "a,b\n" * 100)
+    work.commit("data")
+    served = server.root / "repo.git"
+    work.push(served)
+    delete_object(served, git(served, "rev-parse", "HEAD:data.csv"))
+    port = server.server_address[1]
+    source = open_source(f"http://bob:{SECRET}@127.0.0.1:{port}/repo.git", home=tmp_path / "h")
+    assert [f.path for f in source.files()] == ["app.py"]
+    assert source.skipped() == {"missing_blob": 1}
+
+
 def test_wrong_credentials_are_an_access_error_without_the_secret(
     http_remote: tuple[_GitHTTPServer, GitRepo],
     tmp_path: Path,
@@ -336,7 +458,7 @@ class socket_port:
 
 def test_an_unreachable_host_is_retried_with_backoff_then_reported(tmp_path, monkeypatch):
     from bot.errors import SourceError
-    from bot.ingest import git as git_module
+    from bot.ingest import clone as git_module
     from bot.ingest.hosting import parse_remote
     from bot.retry import Retrier, RetryPolicy
 
@@ -355,7 +477,7 @@ def test_an_unreachable_host_is_retried_with_backoff_then_reported(tmp_path, mon
 
 def test_a_missing_repository_is_not_retried(tmp_path, monkeypatch):
     from bot.errors import SourceError
-    from bot.ingest import git as git_module
+    from bot.ingest import clone as git_module
     from bot.ingest.hosting import parse_remote
     from bot.retry import Retrier, RetryPolicy
 

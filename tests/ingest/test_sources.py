@@ -11,6 +11,7 @@ import pytest
 
 from bot.errors import SourceError
 from bot.ingest import sources
+from bot.ingest.catfile import BlobReader
 from bot.ingest.filters import VerdictMemo
 from bot.ingest.sources import (
     Source,
@@ -187,19 +188,22 @@ def test_second_listing_reuses_verdicts_without_reading(
     first = open_source(str(repo.path), home=home)
     listed = list(first.files())
 
-    started: list[list[str]] = []
-    real = subprocess.Popen
+    requested: list[str] = []  # every object asked of cat-file --batch
+    real = BlobReader.read_objects
 
-    def spy(args: Any, *rest: Any, **kwargs: Any) -> Any:
-        started.append([str(a) for a in args])
-        return real(args, *rest, **kwargs)
+    def spy(self: BlobReader, oids: Any) -> Any:
+        wanted = list(oids)
+        requested.extend(wanted)
+        return real(self, wanted)
 
-    monkeypatch.setattr(subprocess, "Popen", spy)
+    monkeypatch.setattr(BlobReader, "read_objects", spy)
     second = open_source(str(repo.path), home=home)
     assert list(second.files()) == listed
     assert second.skipped() == {"binary": 1}
-    assert not [argv for argv in started if "cat-file" in argv]
+    blobs = {committed_blob(repo, "a.py"), committed_blob(repo, "bin.txt")}
+    assert requested and not blobs & set(requested)  # trees were read, no blob
     assert second.read_text(listed[0]) == "a = 1\n"  # read on demand
+    assert blobs & set(requested)
 
 
 def test_files_can_be_listed_again_after_an_abandoned_listing(

@@ -66,3 +66,61 @@ class GitRepo:
         if force:
             args.insert(1, "--force")
         git(self.path, *args)
+
+
+# --- hostile repositories -----------------------------------------------------------------
+
+
+def write_tree(repo: Path, entries: list[tuple[str, bytes, str]]) -> str:
+    """A tree object written as given (mode, raw name, oid), names unchecked: `--literally`."""
+    raw = b"".join(
+        mode.encode() + b" " + name + b"\0" + bytes.fromhex(oid) for mode, name, oid in entries
+    )
+    env = {**os.environ, **GIT_ENV}
+    out = subprocess.run(
+        ["git", "hash-object", "-t", "tree", "--literally", "-w", "--stdin"],
+        cwd=repo,
+        env=env,
+        input=raw,
+        check=True,
+        capture_output=True,
+    )
+    return out.stdout.decode().strip()
+
+
+def write_blob(repo: Path, data: bytes) -> str:
+    env = {**os.environ, **GIT_ENV}
+    out = subprocess.run(
+        ["git", "hash-object", "-w", "--stdin"],
+        cwd=repo,
+        env=env,
+        input=data,
+        check=True,
+        capture_output=True,
+    )
+    return out.stdout.decode().strip()
+
+
+def commit_tree(repo: Path, tree: str, branch: str = "main") -> str:
+    """Commit `tree` on top of `branch` and move the branch there."""
+    parent = git(repo, "rev-parse", "--verify", "-q", branch)
+    commit = git(repo, "commit-tree", tree, "-p", parent, "-m", "crafted")
+    git(repo, "update-ref", f"refs/heads/{branch}", commit)
+    return commit
+
+
+def delete_object(repo: Path, oid: str) -> None:
+    """Remove one object from `repo`'s store (packs are exploded to loose objects first)."""
+    git_dir = Path(git(repo, "rev-parse", "--absolute-git-dir"))
+    packs = sorted((git_dir / "objects" / "pack").glob("*.pack"))
+    for pack in packs:
+        moved = pack.with_suffix(".unpacking")
+        pack.rename(moved)
+        pack.with_suffix(".idx").unlink()
+        env = {**os.environ, **GIT_ENV}
+        with moved.open("rb") as stream:
+            subprocess.run(
+                ["git", "unpack-objects", "-q"], cwd=repo, env=env, stdin=stream, check=True
+            )
+        moved.unlink()
+    (git_dir / "objects" / oid[:2] / oid[2:]).unlink()
