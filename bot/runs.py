@@ -6,15 +6,18 @@ Kept in the data directory so a standalone scheduler and the serving process
 
 from __future__ import annotations
 
+import logging
 import sqlite3
-import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bot.errors import BotError, StoreError
+from bot.errors import BotError
 from bot.ingest.pipeline import IngestReport
-from bot.sqlite_files import open_or_set_aside
+from bot.sqlite_files import SqliteFile
+
+log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -77,30 +80,30 @@ class Run:
         return cls(repo, started, seconds, trigger, error=exc.user_message)
 
 
-def _open(path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(path, check_same_thread=False, timeout=10)
-    try:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.executescript(_SCHEMA)
-        columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
-        if "embedding_tokens_saved" not in columns:  # logs written before it existed
-            db.execute(
-                "ALTER TABLE runs ADD COLUMN embedding_tokens_saved INTEGER NOT NULL DEFAULT 0"
-            )
-    except sqlite3.Error:
-        db.close()
-        raise
-    return db
+def _prepare(db: sqlite3.Connection) -> None:
+    db.executescript(_SCHEMA)
+    columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+    if "embedding_tokens_saved" not in columns:  # logs written before it existed
+        db.execute("ALTER TABLE runs ADD COLUMN embedding_tokens_saved INTEGER NOT NULL DEFAULT 0")
 
 
 class RunLog:
+    """Reads raise StoreError; writes are best-effort (logged), so a run log that cannot be
+    written (a full disk) never hides the error of the run it was recording."""
+
     def __init__(self, path: Path) -> None:
-        self._lock = threading.Lock()
+        self._file = SqliteFile(path, "run log", _prepare, synchronous="FULL")
+
+    def _write(self, op: Callable[[sqlite3.Connection], object]) -> None:
+        def in_transaction(db: sqlite3.Connection) -> None:
+            with db:
+                op(db)
+
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = open_or_set_aside(path, _open, "run log")
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreError("The run log could not be opened.", detail=str(exc)) from exc
+            self._file.run(in_transaction)
+        except BotError as exc:
+            log.warning("the run log was not updated: %s", exc.user_message)
+            log.info("run log write failed: %s", exc.detail)
 
     def record(self, run: Run) -> None:
         row = (
@@ -119,28 +122,32 @@ class RunLog:
             run.error,
             run.embedding_tokens_saved,
         )
-        with self._lock, self._db:
-            self._db.execute(
+
+        def insert(db: sqlite3.Connection) -> None:
+            db.execute(
                 "INSERT INTO runs (repo, started_at, seconds, trigger, commit_sha, files_added, "
                 "files_changed, files_removed, chunks_added, chunks_removed, embedded_inputs, "
                 "embedding_tokens, error, embedding_tokens_saved) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 row,
             )
-            self._db.execute(
+            db.execute(
                 "DELETE FROM runs WHERE repo = ? AND id NOT IN "
                 "(SELECT id FROM runs WHERE repo = ? ORDER BY id DESC LIMIT ?)",
                 (run.repo, run.repo, KEEP_PER_REPO),
             )
 
+        self._write(insert)
+
     def last(self, repo: str) -> Run | None:
-        with self._lock:
-            row = self._db.execute(
+        row = self._file.run(
+            lambda db: db.execute(
                 "SELECT repo, started_at, seconds, trigger, commit_sha, files_added, "
                 "files_changed, files_removed, chunks_added, chunks_removed, embedded_inputs, "
                 "embedding_tokens, error FROM runs WHERE repo = ? ORDER BY id DESC LIMIT 1",
                 (repo,),
             ).fetchone()
+        )
         if row is None:
             return None
         counts = [int(v) for v in row[5:12]]
@@ -162,30 +169,33 @@ class RunLog:
 
     def embedding_totals(self, repo: str) -> tuple[int, int]:
         """(tokens sent, tokens saved by the cache) over the runs kept for `repo`."""
-        with self._lock:
-            row = self._db.execute(
+        row = self._file.run(
+            lambda db: db.execute(
                 "SELECT COALESCE(SUM(embedding_tokens), 0), "
                 "COALESCE(SUM(embedding_tokens_saved), 0) FROM runs WHERE repo = ?",
                 (repo,),
             ).fetchone()
+        )
         return int(row[0]), int(row[1])
 
     def set_next_run(self, repo: str, at: datetime | None) -> None:
-        with self._lock, self._db:
-            if at is None:
-                self._db.execute("DELETE FROM next_runs WHERE repo = ?", (repo,))
-            else:
-                self._db.execute(
-                    "INSERT INTO next_runs VALUES (?, ?) ON CONFLICT(repo) DO UPDATE SET at = "
-                    "excluded.at",
-                    (repo, at.astimezone(UTC).isoformat()),
-                )
+        if at is None:
+            self._write(lambda db: db.execute("DELETE FROM next_runs WHERE repo = ?", (repo,)))
+            return
+        when = at.astimezone(UTC).isoformat()
+        self._write(
+            lambda db: db.execute(
+                "INSERT INTO next_runs VALUES (?, ?) ON CONFLICT(repo) DO UPDATE SET at = "
+                "excluded.at",
+                (repo, when),
+            )
+        )
 
     def next_run(self, repo: str) -> datetime | None:
-        with self._lock:
-            row = self._db.execute("SELECT at FROM next_runs WHERE repo = ?", (repo,)).fetchone()
+        row = self._file.run(
+            lambda db: db.execute("SELECT at FROM next_runs WHERE repo = ?", (repo,)).fetchone()
+        )
         return datetime.fromisoformat(row[0]) if row else None
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._file.close()

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from bot.errors import BotError
 from bot.models import ago
 from bot.pricing import describe_cost
+from bot.sqlite_files import notices
 
 if TYPE_CHECKING:
     from bot.core import Core
@@ -48,6 +49,7 @@ def status_text(core: Core, scope: frozenset[str] | None) -> str:
     model = core.llm.model if core.llm is not None else "none (extractive answers)"
     embed = core.embedder.model if core.embedder is not None else "none (lexical search)"
     lines = [f"Model: {model}; embeddings: {embed}; index: {core.settings.index}"]
+    lines += [notice.sentence() for notice in notices()]  # damaged files set aside
     indexed = {s.name for s in states}
     pending = [
         r.name
