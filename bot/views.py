@@ -49,7 +49,6 @@ def status_text(core: Core, scope: frozenset[str] | None) -> str:
     model = core.llm.model if core.llm is not None else "none (extractive answers)"
     embed = core.embedder.model if core.embedder is not None else "none (lexical search)"
     lines = [f"Model: {model}; embeddings: {embed}; index: {core.settings.index}"]
-    lines += [notice.sentence() for notice in notices()]  # damaged files set aside
     indexed = {s.name for s in states}
     pending = [
         r.name
@@ -64,6 +63,7 @@ def status_text(core: Core, scope: frozenset[str] | None) -> str:
     for name in pending:  # configured, but no run has succeeded yet
         lines.append(f"• {name}: not indexed yet")
         lines.extend(_run_lines(core, name))
+    lines += [notice.sentence() for notice in notices()]  # last: reading above may find one
     return "\n".join(lines)
 
 
