@@ -141,6 +141,8 @@ class SqliteFile:
     `prepare(db)` creates the tables (it runs at every opening). `autocommit`
     leaves transactions to the caller (BEGIN IMMEDIATE). `remedy` ends the
     sentence a user sees when the file is set aside; `on_reset` runs then.
+    `always_check`: quick_check at every opening, for a file whose damage is best
+    found before it is used (it is rebuilt from elsewhere at start).
     """
 
     def __init__(
@@ -154,6 +156,7 @@ class SqliteFile:
         remedy: str = "",
         timeout: float = 10.0,
         on_reset: Callable[[], None] | None = None,
+        always_check: bool = False,
     ) -> None:
         self.path = path
         self.what = what
@@ -165,6 +168,7 @@ class SqliteFile:
         self._synchronous = synchronous
         self._timeout = timeout
         self._on_reset = on_reset
+        self._always_check = always_check
         self._lock = threading.RLock()
         self._marker = _OpenMarker(path)
         self._inode = 0
@@ -268,7 +272,7 @@ class SqliteFile:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         unclean = self._marker.place()
         try:
-            return self._connect_prepared(check=unclean)
+            return self._connect_prepared(check=unclean or self._always_check)
         except sqlite3.DatabaseError as exc:
             if not is_damage(exc):
                 raise
@@ -315,7 +319,7 @@ def _quick_check(db: sqlite3.Connection, path: Path) -> None:
     rows = [str(r[0]) for r in db.execute("PRAGMA quick_check").fetchall()]
     if rows != ["ok"]:
         raise DamagedFile(f"quick_check of {path.name}: {'; '.join(rows[:3])}")
-    log.info("%s checked after an unclean stop: ok", path)
+    log.info("%s checked: ok", path)
 
 
 def _inode(path: Path) -> int:

@@ -159,7 +159,7 @@ def test_an_unclean_stop_is_checked_at_the_next_opening(
     assert list(tmp_path.glob(".notes.sqlite.open-*")), "the killed process left its marker"
     with caplog.at_level(logging.INFO, logger="bot.sqlite_files"):
         file = SqliteFile(path, "note store", prepare)
-    assert "checked after an unclean stop: ok" in caplog.text
+    assert "notes.sqlite checked: ok" in caplog.text
     assert file.run(count) == 300  # committed rows survive a kill
     file.close()
     assert not list(tmp_path.glob(".notes.sqlite.open-*"))  # a clean close leaves no marker

@@ -124,6 +124,7 @@ class PineconeState:
             autocommit=True,
             remedy="it is rebuilt from Pinecone when codecite next starts",
             on_reset=lambda: _rebuild_marker(path).touch(),
+            always_check=True,  # damage found at start is rebuilt at start (bot.factory)
         )
 
     @contextmanager

@@ -340,6 +340,46 @@ def test_pinecone_state(tmp_path: Path, damage: str, caplog: pytest.LogCaptureFi
     assert warned(caplog, sentence("Pinecone state", "pinecone_state.sqlite")) == 1
 
 
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_pinecone_state_is_rebuilt_from_pinecone_at_start(
+    world: World, damage: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """End to end with CODECITE_INDEX=pinecone: the next start rebuilds the state and answers."""
+    from bot.index.pinecone import STATE_FILE
+    from tests.servers.openai_fake import FakeOpenAI
+    from tests.servers.pinecone_fake import FakePinecone
+
+    monkeypatch.setattr("pinecone._internal.http_client._retry_sleep", lambda _: None)
+    with FakeOpenAI(dimensions=64) as openai, FakePinecone(dimension=64) as pinecone:
+        settings = world.settings(
+            OPENAI_API_KEY="sk-test-damage",
+            OPENAI_BASE_URL=openai.base_url,
+            CODECITE_EMBED_DIMENSIONS="64",
+            CODECITE_INDEX="pinecone",
+            PINECONE_API_KEY=pinecone.api_key,
+            PINECONE_HOST=pinecone.url,
+        )
+        core = Core.from_settings(settings, FileConfig())
+        try:
+            core.index_repo(str(world.shop.path), name="shop")
+            before = core.ask("where do we retry failed webhooks?", CLI)
+        finally:
+            core.close()
+        SQLITE_DAMAGE[damage](world.home / STATE_FILE)
+        with caplog.at_level(logging.WARNING):
+            core = Core.from_settings(settings, FileConfig())  # the next start
+            try:
+                states = core.index.repo_states()
+                after = core.ask("where do we retry failed webhooks?", CLI)
+            finally:
+                core.close()
+    assert [s.name for s in states] == ["shop"]
+    assert [c.label for c in after.citations] == [c.label for c in before.citations]
+    kept_aside(world.home, STATE_FILE)
+    assert not rebuild_wanted(world.home / STATE_FILE)
+    assert warned(caplog, sentence("Pinecone state", STATE_FILE)) == 1
+
+
 # -- the Discord command list: commands are registered again ------------------------------------
 
 
