@@ -10,7 +10,8 @@ opening or by any later statement ("file is not a database", "database disk
 image is malformed"), is renamed `NAME.damaged-<UTC time>` (its -wal/-shm
 removed), a fresh one is started and the operation runs once more on it: a read
 finds nothing, a write lands in the new file. One warning says what happened
-(`SetAside.sentence`), and `notices()` keeps it for the `status` command.
+(`SetAside.sentence`), and `notices()` keeps it for the `status` command (which
+also finds, by their names, files other processes set aside in the last week).
 
 After an unclean stop (a process that had the file open died without closing
 it, seen from the marker files `.NAME.open-<pid>-<n>` it left) the file gets
@@ -29,10 +30,10 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 
@@ -47,6 +48,9 @@ _DAMAGE_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 _NEARLY_FULL_BYTES = 256 * 1024  # an I/O error with less free than this is a full disk
 _SIDECARS = ("-wal", "-shm", "-journal")
 _KEEP_NOTICES = 50
+_ASIDE = ".damaged-"
+_STAMP = "%Y%m%dT%H%M%S.%fZ"
+RECENT = timedelta(days=7)  # how long `status` mentions a file set aside
 
 
 class DamagedFile(sqlite3.DatabaseError):
@@ -75,10 +79,38 @@ _notices: list[SetAside] = []
 _notices_lock = threading.Lock()
 
 
-def notices() -> list[SetAside]:
-    """The files this process has set aside, oldest first."""
+_described: dict[str, tuple[str, str]] = {}  # file name -> (what, remedy), as stores say
+
+
+def describe(name: str, what: str, remedy: str = "") -> None:
+    """How to speak of the file `name` when another process is found to have set it aside."""
     with _notices_lock:
-        return list(_notices)
+        _described[name] = (what, remedy)
+
+
+def notices(folders: Iterable[Path] = (), *, within: timedelta = RECENT) -> list[SetAside]:
+    """The files set aside by this process and, found on disk in `folders`, by any other
+    process in the last `within`; oldest first."""
+    with _notices_lock:
+        found = {n.kept: n for n in _notices}
+        described = dict(_described)
+    since = datetime.now(UTC) - within
+    for folder in dict.fromkeys(folders):
+        for kept in folder.glob(f"*{_ASIDE}*"):
+            notice = _on_disk(kept, described)
+            if notice is not None and notice.at >= since:
+                found.setdefault(kept, notice)
+    return sorted(found.values(), key=lambda n: n.at)
+
+
+def _on_disk(kept: Path, described: dict[str, tuple[str, str]]) -> SetAside | None:
+    name, _, stamp = kept.name.rpartition(_ASIDE)
+    try:
+        at = datetime.strptime(stamp, _STAMP).replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    what, remedy = described.get(name, (f"file {name}", ""))
+    return SetAside(what, kept.with_name(name), kept, at, remedy)
 
 
 def _remember(notice: SetAside) -> None:
@@ -171,6 +203,7 @@ class SqliteFile:
         self._always_check = always_check
         self._lock = threading.RLock()
         self._marker = _OpenMarker(path)
+        describe(path.name, what, remedy)
         self._inode = 0
         try:
             self._db = self._open()
@@ -305,7 +338,8 @@ def set_aside(path: Path, what: str, remedy: str = "") -> SetAside:
     """Rename a damaged file `NAME.damaged-<UTC time>` (sidecars removed), warn once, and
     remember it for `notices()`. Any kept file, not only SQLite, may go through here."""
     now = datetime.now(UTC)
-    kept = path.with_name(f"{path.name}.damaged-{now:%Y%m%dT%H%M%S.%fZ}")
+    describe(path.name, what, remedy)
+    kept = path.with_name(f"{path.name}{_ASIDE}{now.strftime(_STAMP)}")
     path.replace(kept)
     for sidecar in _SIDECARS:
         Path(f"{path}{sidecar}").unlink(missing_ok=True)

@@ -63,7 +63,11 @@ def status_text(core: Core, scope: frozenset[str] | None) -> str:
     for name in pending:  # configured, but no run has succeeded yet
         lines.append(f"• {name}: not indexed yet")
         lines.extend(_run_lines(core, name))
-    lines += [notice.sentence() for notice in notices()]  # last: reading above may find one
+    folders = (
+        core.settings.home,
+        core.settings.index_path.parent,
+    )  # last: reads above may find one
+    lines += [notice.sentence() for notice in notices(folders)]
     return "\n".join(lines)
 
 

@@ -414,3 +414,25 @@ def test_every_set_aside_is_remembered_for_status(world: World) -> None:
         core.close()
     assert len(notices()) == before + 1
     assert notices()[-1].sentence() in text
+
+
+def test_status_mentions_a_file_another_process_set_aside(world: World) -> None:
+    """The scheduler (or a terminal) set the file aside; the chat's status still says so."""
+    fill_feedback(world.home)
+    SQLITE_DAMAGE["damaged-page"](world.home / "feedback.sqlite")
+    assert_one_liners(world.cli("feedback"))  # another process meets the damage
+    [kept] = world.home.glob("feedback.sqlite.damaged-*")
+    core = world.core()
+    try:
+        text = core.run_command("status", CLI).text
+    finally:
+        core.close()
+    said = f"The feedback store was damaged and has been started afresh (kept as {kept.name})."
+    assert text.count(said) == 1
+    old = kept.with_name("runs.sqlite.damaged-20200101T000000.000000Z")
+    old.write_bytes(b"")  # set aside long ago: no longer news
+    core = world.core()
+    try:
+        assert old.name not in core.run_command("status", CLI).text
+    finally:
+        core.close()
