@@ -141,6 +141,21 @@ def test_run_log(world: World, damage: str) -> None:
     assert last is not None and last.ok and last.trigger == "cli command"
 
 
+@pytest.mark.parametrize("damage", DAMAGES)
+def test_a_reindex_meeting_a_damaged_run_log_reports_the_reindex(world: World, damage: str) -> None:
+    """The index was updated: the reindex says so, it does not fail on the log of it."""
+    fill_runs(world.home)
+    SQLITE_DAMAGE[damage](world.home / "runs.sqlite")
+    reindex = world.cli("reindex")
+    assert_one_liners(reindex)
+    assert reindex.stdout == f"• shop: up to date at {world.shop.head()[:7]}\n"
+    assert reindex.stderr.count(sentence("run log", "runs.sqlite")) == 1
+    kept_aside(world.home, "runs.sqlite")
+    status = world.cli("status")
+    assert_one_liners(status)
+    assert "last run just now (cli command" in status.stdout and "failed" not in status.stdout
+
+
 # -- feedback: `codecite feedback` ---------------------------------------------------------------
 
 
