@@ -427,8 +427,10 @@ def _alive(pid: int) -> bool:
 @atexit.register
 def _remove_live_markers() -> None:
     """A normal interpreter exit is a clean stop: committed data is safe in the file."""
+    mine = f".open-{os.getpid()}-"  # a forked child inherits the set, not the files
     with _markers_lock:
         for marker in _live_markers:
-            with suppress(OSError):
-                marker.unlink(missing_ok=True)
+            if mine in marker.name:
+                with suppress(OSError):
+                    marker.unlink(missing_ok=True)
         _live_markers.clear()
