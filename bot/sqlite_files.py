@@ -88,10 +88,11 @@ def describe(name: str, what: str, remedy: str = "") -> None:
 
 
 def notices(folders: Iterable[Path] = (), *, within: timedelta = RECENT) -> list[SetAside]:
-    """The files set aside by this process and, found on disk in `folders`, by any other
-    process in the last `within`; oldest first."""
+    """The files set aside in `folders`, by this process or (found on disk) by any other in
+    the last `within`; oldest first. No folders: what this process set aside anywhere."""
+    places = {folder.resolve() for folder in folders}
     with _notices_lock:
-        found = {n.kept: n for n in _notices}
+        found = {n.kept: n for n in _notices if not places or n.kept.parent.resolve() in places}
         described = dict(_described)
     since = datetime.now(UTC) - within
     for folder in dict.fromkeys(folders):
