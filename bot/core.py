@@ -8,7 +8,6 @@ call `ask` or `run_command`, and render what comes back; every failure is a
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -416,39 +415,21 @@ class Core:
         with repo_lock(self.settings.home, name, wait=wait):
             started = datetime.now(UTC)
             clock = time.monotonic()
-            run_id = self._begin_run(name, started, trigger)
+            run_id = self.runs.begin(name, started, trigger)  # best-effort, like every log write
             try:
                 report = self._ingest(location, name, branch, progress, quick)
             except BotError as exc:
                 seconds = time.monotonic() - clock
-                self._end_run(run_id, Run.failed(name, started, seconds, trigger, exc))
+                self.runs.finish(run_id, Run.failed(name, started, seconds, trigger, exc))
                 raise
             except Exception:
                 # A bug, not bad input: status must still show that the run failed.
                 failure = BotError("The ingest failed unexpectedly; see the log.")
                 seconds = time.monotonic() - clock
-                self._end_run(run_id, Run.failed(name, started, seconds, trigger, failure))
+                self.runs.finish(run_id, Run.failed(name, started, seconds, trigger, failure))
                 raise
-            self._end_run(run_id, Run.from_report(report, started, trigger))
+            self.runs.finish(run_id, Run.from_report(report, started, trigger))
         return report
-
-    def _begin_run(self, name: str, started: datetime, trigger: str) -> int | None:
-        """The run log is bookkeeping: when it cannot be written the ingest still runs, and
-        its own outcome (not the log's error) is what the user sees."""
-        try:
-            return self.runs.begin(name, started, trigger)
-        except (BotError, sqlite3.Error, OSError) as exc:
-            log.warning("run of %s not logged at its start: %s", name, exc)
-            return None
-
-    def _end_run(self, run_id: int | None, run: Run) -> None:
-        try:
-            if run_id is None:
-                self.runs.record(run)
-            else:
-                self.runs.finish(run_id, run)
-        except (BotError, sqlite3.Error, OSError) as exc:
-            log.warning("run of %s not logged: %s", run.repo, exc)
 
     def _ingest(
         self,

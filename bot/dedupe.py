@@ -15,12 +15,12 @@ so the table stays small.
 from __future__ import annotations
 
 import sqlite3
-import threading
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 
-from bot.errors import StoreError
+from bot.sqlite_files import SqliteFile
 
 DEFAULT_TTL_SECONDS = 24 * 3600.0  # Slack stops retrying after about an hour
 
@@ -30,6 +30,10 @@ CREATE TABLE IF NOT EXISTS claims (
 );
 CREATE INDEX IF NOT EXISTS claims_expiry ON claims (expires_at);
 """
+
+
+def _prepare(db: sqlite3.Connection) -> None:
+    db.executescript(_SCHEMA)
 
 
 class EventDedupe:
@@ -46,19 +50,10 @@ class EventDedupe:
             raise ValueError("ttl_seconds must be positive")
         self._ttl = ttl_seconds
         self._clock = clock
-        self._lock = threading.Lock()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # Autocommit mode: transactions are opened explicitly with BEGIN IMMEDIATE.
-            self._db = sqlite3.connect(
-                path, timeout=15, isolation_level=None, check_same_thread=False
-            )
-            self._db.execute("PRAGMA journal_mode=WAL")
-            # A claim lost to a power cut costs at most one duplicate answer; no fsync per event.
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreError("The event store could not be opened.", detail=str(exc)) from exc
+        # Autocommit mode: transactions are opened explicitly with BEGIN IMMEDIATE. A claim
+        # lost to a power cut costs at most one duplicate answer: no fsync per event
+        # (synchronous NORMAL). A damaged file is set aside: only old claims are lost.
+        self._file = SqliteFile(path, "event store", _prepare, autocommit=True, timeout=15)
 
     @classmethod
     def in_home(cls, home: Path, *, ttl_seconds: float = DEFAULT_TTL_SECONDS) -> EventDedupe:
@@ -70,14 +65,9 @@ class EventDedupe:
         if not wanted:
             raise ValueError("claim needs at least one non-empty key")
         now = self._clock()
-        with self._lock:
-            try:
-                return self._claim_all(wanted, owner, now)
-            except sqlite3.Error as exc:
-                raise StoreError("The event store could not be written.", detail=str(exc)) from exc
+        return self._file.run(lambda db: self._claim_all(db, wanted, owner, now))
 
-    def _claim_all(self, keys: list[str], owner: str, now: float) -> bool:
-        db = self._db
+    def _claim_all(self, db: sqlite3.Connection, keys: list[str], owner: str, now: float) -> bool:
         db.execute("BEGIN IMMEDIATE")
         try:
             db.execute("DELETE FROM claims WHERE expires_at <= ?", (now,))
@@ -92,10 +82,10 @@ class EventDedupe:
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:
-                db.execute("ROLLBACK")
+                with suppress(sqlite3.Error):  # keep the error that got us here
+                    db.execute("ROLLBACK")
             raise
         return True
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._file.close()

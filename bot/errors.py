@@ -4,6 +4,7 @@
     ├── ConfigError             codecite.toml or the environment is wrong
     ├── SourceError             a repository cannot be found, cloned or read
     ├── StoreError              the index cannot be read or written
+    │   └── DiskFullError       ... because the disk holding the data is full
     ├── NotIndexedError         nothing (in scope) is indexed yet
     ├── ScopeError              a repository outside this channel's scope was named
     ├── QuestionError           empty, enormous or otherwise unusable question
@@ -40,6 +41,12 @@ class SourceError(BotError):
 
 class StoreError(BotError):
     user_message = "The index could not be read or written."
+
+
+class DiskFullError(StoreError):
+    user_message = (
+        "The disk holding codecite's data directory is full; free some space and try again."
+    )
 
 
 class NotIndexedError(BotError):

@@ -29,12 +29,14 @@ def _api_key(settings: Settings) -> str:
 def make_index(settings: Settings) -> Index:
     if settings.index == "pinecone":
         from bot.index.pinecone import STATE_FILE, PineconeIndex
+        from bot.index.pinecone_state import rebuild_wanted
 
-        lost = not (settings.home / STATE_FILE).exists()
+        state = settings.home / STATE_FILE
+        lost = not state.exists()
         index = PineconeIndex.from_settings(
             settings, dimension=settings.embed_dimensions, alpha=settings.hybrid_alpha
         )
-        if lost:
+        if lost or rebuild_wanted(state):  # gone, or set aside as damaged
             _rebuild_state(index)
         return index
     from bot.index.local import LocalIndex
@@ -53,7 +55,8 @@ def symbols_path(settings: Settings) -> Path:
 def make_symbols(settings: Settings) -> SymbolStore | None:
     """The symbol table; None (logged) when it cannot be opened, so answers and ingests go on.
 
-    A damaged file is set aside and a new one started (see `bot.sqlite_files`).
+    A damaged file is set aside and a new one started (see `bot.sqlite_files`); the next
+    ingest refills it.
     """
     from bot.symbols.store import SymbolStore
 

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
-from bot.errors import StoreError
 from bot.models import Answer, Citation
-from bot.sqlite_files import open_or_set_aside
+from bot.sqlite_files import SqliteFile
+
+T = TypeVar("T")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -46,52 +46,38 @@ class FeedbackRow:
     at: datetime
 
 
-def _open(path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(path, check_same_thread=False, timeout=10)
-    try:
-        db.executescript(_SCHEMA)
-    except sqlite3.Error:
-        db.close()
-        raise
-    return db
+def _prepare(db: sqlite3.Connection) -> None:
+    db.executescript(_SCHEMA)
 
 
 class FeedbackStore:
     def __init__(self, path: Path) -> None:
-        self._path = path
-        self._lock = threading.Lock()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = open_or_set_aside(path, _open, "feedback store")
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreError("The feedback store could not be opened.", detail=str(exc)) from exc
+        self._file = SqliteFile(path, "feedback store", _prepare, synchronous="FULL")
 
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            try:
-                with self._db:
-                    yield self._db
-            except sqlite3.Error as exc:
-                raise StoreError("The feedback store could not be written.") from exc
+    def _transaction(self, op: Callable[[sqlite3.Connection], T]) -> T:
+        def in_transaction(db: sqlite3.Connection) -> T:
+            with db:
+                return op(db)
+
+        return self._file.run(in_transaction)
 
     def record_answer(
         self, *, platform: str, channel: str, asker: str, question: str, answer: Answer
     ) -> str:
         answer_id = uuid.uuid4().hex[:16]
         cites = json.dumps([_cite_json(c) for c in answer.citations])
-        with self._tx() as db:
-            db.execute(
-                "INSERT INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (answer_id, platform, channel, asker, question, answer.text, cites, _now()),
-            )
+        row = (answer_id, platform, channel, asker, question, answer.text, cites, _now())
+        self._transaction(
+            lambda db: db.execute("INSERT INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+        )
         return answer_id
 
     def record_vote(self, answer_id: str, voter: str, vote: int) -> bool:
         """Store (or change) one user's vote; False when the answer is unknown."""
         if vote not in (1, -1):
             raise ValueError("vote must be +1 or -1")
-        with self._tx() as db:
+
+        def store(db: sqlite3.Connection) -> bool:
             known = db.execute("SELECT 1 FROM answers WHERE id = ?", (answer_id,)).fetchone()
             if known is None:
                 return False
@@ -100,21 +86,23 @@ class FeedbackStore:
                 "DO UPDATE SET vote = excluded.vote, at = excluded.at",
                 (answer_id, voter, vote, _now()),
             )
-        return True
+            return True
+
+        return self._transaction(store)
 
     def list(self, limit: int = 100) -> list[FeedbackRow]:
-        with self._lock:
-            rows = self._db.execute(
+        rows = self._file.run(
+            lambda db: db.execute(
                 "SELECT a.id, a.platform, a.channel, a.question, a.answer, a.citations, v.voter, "
                 "v.vote, v.at FROM votes v JOIN answers a ON a.id = v.answer_id "
                 "ORDER BY v.at DESC LIMIT ?",
                 (limit,),
             ).fetchall()
+        )
         return [_row(r) for r in rows]
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._file.close()
 
 
 def _cite_json(c: Citation) -> dict[str, object]:

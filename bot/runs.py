@@ -10,16 +10,18 @@ the repository's lock.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
-import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bot.errors import BotError, StoreError
+from bot.errors import BotError
 from bot.ingest.pipeline import IngestReport
-from bot.sqlite_files import open_or_set_aside
+from bot.sqlite_files import SqliteFile
+
+log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -40,6 +42,10 @@ _COLUMNS = (
     "repo, started_at, seconds, trigger, commit_sha, files_added, files_changed, files_removed, "
     "chunks_added, chunks_removed, embedded_inputs, embedding_tokens, error, "
     "embedding_tokens_saved, state"
+)
+_INSERT = f"INSERT INTO runs ({_COLUMNS}) VALUES ({', '.join('?' * 15)})"
+_UPDATE = (
+    f"UPDATE runs SET {', '.join(f'{c.strip()} = ?' for c in _COLUMNS.split(','))} WHERE id = ?"
 )
 
 
@@ -130,68 +136,67 @@ class Run:
         return cls(repo, started, seconds, trigger, error=exc.user_message)
 
 
-def _open(path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(path, check_same_thread=False, timeout=10)
-    try:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.executescript(_SCHEMA)
-        columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
-        if "embedding_tokens_saved" not in columns:  # logs written before it existed
-            db.execute(
-                "ALTER TABLE runs ADD COLUMN embedding_tokens_saved INTEGER NOT NULL DEFAULT 0"
-            )
-        if "state" not in columns:  # logs written before runs were recorded at their start
-            db.execute("ALTER TABLE runs ADD COLUMN state TEXT NOT NULL DEFAULT 'done'")
-    except sqlite3.Error:
-        db.close()
-        raise
-    return db
+def _prepare(db: sqlite3.Connection) -> None:
+    db.executescript(_SCHEMA)
+    columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+    if "embedding_tokens_saved" not in columns:  # logs written before it existed
+        db.execute("ALTER TABLE runs ADD COLUMN embedding_tokens_saved INTEGER NOT NULL DEFAULT 0")
+    if "state" not in columns:  # logs written before runs were recorded at their start
+        db.execute("ALTER TABLE runs ADD COLUMN state TEXT NOT NULL DEFAULT 'done'")
 
 
 class RunLog:
-    def __init__(self, path: Path) -> None:
-        self._lock = threading.Lock()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = open_or_set_aside(path, _open, "run log")
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreError("The run log could not be opened.", detail=str(exc)) from exc
+    """Reads raise StoreError; writes are best-effort (logged), so a run log that cannot be
+    written (a full disk) never hides the error of the run it was recording."""
 
-    def begin(self, repo: str, started: datetime, trigger: str) -> int:
+    def __init__(self, path: Path) -> None:
+        self._file = SqliteFile(path, "run log", _prepare, synchronous="FULL")
+
+    def _write(self, op: Callable[[sqlite3.Connection], object]) -> None:
+        def in_transaction(db: sqlite3.Connection) -> None:
+            with db:
+                op(db)
+
+        try:
+            self._file.run(in_transaction)
+        except BotError as exc:
+            log.warning("the run log was not updated: %s", exc.user_message)
+            log.info("run log write failed: %s", exc.detail)
+
+    def begin(self, repo: str, started: datetime, trigger: str) -> int | None:
         """Record a run that starts now; call it holding the repository's lock, so any run
-        of `repo` still marked running was cut short. Returns the id for `finish`."""
-        placeholders = ", ".join("?" * 15)
-        with self._lock, self._db:
-            self._db.execute(
+        of `repo` still marked running was cut short. Returns the id for `finish`, or None
+        when the log could not be written (logged; the run goes on)."""
+        ids: list[int] = []
+
+        def insert(db: sqlite3.Connection) -> None:
+            db.execute(
                 "UPDATE runs SET state = ? WHERE repo = ? AND state = ?",
                 (INTERRUPTED, repo, RUNNING),
             )
-            cursor = self._db.execute(
-                f"INSERT INTO runs ({_COLUMNS}) VALUES ({placeholders})",
-                Run(repo, started, 0.0, trigger, state=RUNNING)._row(),
-            )
-            self._trim(repo)
-        return int(cursor.lastrowid or 0)
+            row = Run(repo, started, 0.0, trigger, state=RUNNING)._row()
+            ids.append(int(db.execute(_INSERT, row).lastrowid or 0))
+            _trim(db, repo)
 
-    def finish(self, run_id: int, run: Run) -> None:
-        """Complete the run `begin` returned `run_id` for with its outcome."""
-        assignments = ", ".join(f"{c.strip()} = ?" for c in _COLUMNS.split(","))
-        with self._lock, self._db:
-            self._db.execute(f"UPDATE runs SET {assignments} WHERE id = ?", (*run._row(), run_id))
+        self._write(insert)
+        return ids[-1] if ids else None
+
+    def finish(self, run_id: int | None, run: Run) -> None:
+        """Complete the run `begin` returned `run_id` for with its outcome (or, when `begin`
+        could not write, record it whole)."""
+        if run_id is None:
+            self.record(run)
+            return
+        self._write(lambda db: db.execute(_UPDATE, (*run._row(), run_id)))
 
     def record(self, run: Run) -> None:
-        """Record a whole run at once (one that never began, such as a refused one)."""
-        placeholders = ", ".join("?" * 15)
-        with self._lock, self._db:
-            self._db.execute(f"INSERT INTO runs ({_COLUMNS}) VALUES ({placeholders})", run._row())
-            self._trim(repo=run.repo)
+        """Record a whole run at once."""
 
-    def _trim(self, repo: str) -> None:
-        self._db.execute(
-            "DELETE FROM runs WHERE repo = ? AND id NOT IN "
-            "(SELECT id FROM runs WHERE repo = ? ORDER BY id DESC LIMIT ?)",
-            (repo, repo, KEEP_PER_REPO),
-        )
+        def insert(db: sqlite3.Connection) -> None:
+            db.execute(_INSERT, run._row())
+            _trim(db, run.repo)
+
+        self._write(insert)
 
     def last(self, repo: str) -> Run | None:
         return self._latest(repo, "")
@@ -201,39 +206,51 @@ class RunLog:
         return self._latest(repo, f"AND state = '{DONE}' AND error = ''")
 
     def _latest(self, repo: str, condition: str) -> Run | None:
-        with self._lock:
-            row = self._db.execute(
+        row = self._file.run(
+            lambda db: db.execute(
                 f"SELECT {_COLUMNS} FROM runs WHERE repo = ? {condition} ORDER BY id DESC LIMIT 1",
                 (repo,),
             ).fetchone()
+        )
         return None if row is None else Run._from_row(row)
 
     def embedding_totals(self, repo: str) -> tuple[int, int]:
         """(tokens sent, tokens saved by the cache) over the runs kept for `repo`."""
-        with self._lock:
-            row = self._db.execute(
+        row = self._file.run(
+            lambda db: db.execute(
                 "SELECT COALESCE(SUM(embedding_tokens), 0), "
                 "COALESCE(SUM(embedding_tokens_saved), 0) FROM runs WHERE repo = ?",
                 (repo,),
             ).fetchone()
+        )
         return int(row[0]), int(row[1])
 
     def set_next_run(self, repo: str, at: datetime | None) -> None:
-        with self._lock, self._db:
-            if at is None:
-                self._db.execute("DELETE FROM next_runs WHERE repo = ?", (repo,))
-            else:
-                self._db.execute(
-                    "INSERT INTO next_runs VALUES (?, ?) ON CONFLICT(repo) DO UPDATE SET at = "
-                    "excluded.at",
-                    (repo, at.astimezone(UTC).isoformat()),
-                )
+        if at is None:
+            self._write(lambda db: db.execute("DELETE FROM next_runs WHERE repo = ?", (repo,)))
+            return
+        when = at.astimezone(UTC).isoformat()
+        self._write(
+            lambda db: db.execute(
+                "INSERT INTO next_runs VALUES (?, ?) ON CONFLICT(repo) DO UPDATE SET at = "
+                "excluded.at",
+                (repo, when),
+            )
+        )
 
     def next_run(self, repo: str) -> datetime | None:
-        with self._lock:
-            row = self._db.execute("SELECT at FROM next_runs WHERE repo = ?", (repo,)).fetchone()
+        row = self._file.run(
+            lambda db: db.execute("SELECT at FROM next_runs WHERE repo = ?", (repo,)).fetchone()
+        )
         return datetime.fromisoformat(row[0]) if row else None
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._file.close()
+
+
+def _trim(db: sqlite3.Connection, repo: str) -> None:
+    db.execute(
+        "DELETE FROM runs WHERE repo = ? AND id NOT IN "
+        "(SELECT id FROM runs WHERE repo = ? ORDER BY id DESC LIMIT ?)",
+        (repo, repo, KEEP_PER_REPO),
+    )

@@ -10,6 +10,7 @@ from bot.locks import repo_busy
 from bot.models import ago
 from bot.pricing import describe_cost
 from bot.runs import DONE, RUNNING, Run
+from bot.sqlite_files import notices
 
 if TYPE_CHECKING:
     from bot.core import Core
@@ -63,13 +64,18 @@ def status_text(core: Core, scope: frozenset[str] | None) -> str:
         lines.append(f"• {s.freshness().describe()} — {s.files:,} files, {s.chunks:,} chunks")
         if symbol_commits is not None and symbol_commits.get(s.name) != s.commit:
             lines.append(
-                "    symbol table: behind the index (an ingest stopped before it was "
-                "updated); exact symbol answers use search until the next ingest repairs it"
+                "    symbol table: behind the index (an ingest stopped before updating it, or "
+                "it was rebuilt); exact symbol answers use search until the next ingest"
             )
         lines.extend(_run_lines(core, s.name))
     for name in pending:  # configured, but no run has succeeded yet
         lines.append(f"• {name}: not indexed yet")
         lines.extend(_run_lines(core, name))
+    folders = (
+        core.settings.home,
+        core.settings.index_path.parent,
+    )  # last: reads above may find one
+    lines += [notice.sentence() for notice in notices(folders)]
     return "\n".join(lines)
 
 

@@ -34,6 +34,14 @@ class RedactSecrets(logging.Filter):
         return True
 
 
+class _QuietFileHandler(logging.handlers.RotatingFileHandler):
+    """The log file is for later reading: a full disk must not print logging's own
+    traceback on the terminal (the terminal handler still shows the line)."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+
 class _NoTraceback(logging.Formatter):
     """Terminal lines: the message only, never a traceback."""
 
@@ -73,7 +81,7 @@ def setup_logging(
     try:
         settings.home.mkdir(parents=True, exist_ok=True)
         log_file = settings.home / "codecite.log"
-        file_handler = logging.handlers.RotatingFileHandler(
+        file_handler = _QuietFileHandler(
             log_file, maxBytes=5_000_000, backupCount=2, encoding="utf-8"
         )
         file_handler.setFormatter(logging.Formatter(_FORMAT))

@@ -20,6 +20,8 @@ from typing import Any
 import discord
 from discord import app_commands
 
+from bot.sqlite_files import set_aside
+
 log = logging.getLogger(__name__)
 
 STATE_FILE = "discord-commands.json"
@@ -50,8 +52,11 @@ class CommandSync:
             data = json.loads(self._path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError):
-            log.warning("ignoring unreadable command sync state %s", self._path)
+        except ValueError:  # not JSON (or not UTF-8): kept aside, every target is synced again
+            set_aside(self._path, "Discord command list", "commands are registered again")
+            return {}
+        except OSError as exc:
+            log.warning("ignoring unreadable command sync state %s: %s", self._path, exc)
             return {}
         if not isinstance(data, dict) or data.get("application_id") != str(application_id):
             return {}  # another bot (or none yet): everything must be registered afresh
@@ -62,8 +67,12 @@ class CommandSync:
         self._path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self._path.with_suffix(".tmp")
         body = {"application_id": str(application_id), "hashes": dict(sorted(hashes.items()))}
-        tmp.write_text(json.dumps(body, indent=1), encoding="utf-8")
-        tmp.replace(self._path)  # atomic: a crash never leaves half a file
+        try:
+            tmp.write_text(json.dumps(body, indent=1), encoding="utf-8")
+            tmp.replace(self._path)  # atomic: a crash never leaves half a file
+        except OSError as exc:  # e.g. a full disk: the next start syncs again, that is all
+            log.warning("command sync state not saved to %s: %s", self._path, exc)
+            tmp.unlink(missing_ok=True)
 
     async def sync(
         self,

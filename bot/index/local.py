@@ -33,6 +33,7 @@ from bot.index.base import FIELDS, ChangeSet, IndexStats
 from bot.index.lexical import EngineCache, Weights, query_hashes
 from bot.index.vectors import VectorCache, vector_generation
 from bot.models import Chunk, FileEntry, FileHit, Hit, RepoState
+from bot.sqlite_files import raise_if_disk_full
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,7 @@ def _translated() -> Iterator[None]:
     except StoreError:
         raise
     except sqlite3.DatabaseError as exc:
+        raise_if_disk_full(exc)
         text = str(exc).lower()
         if "locked" in text or "busy" in text:
             raise StoreError(_BUSY, detail=str(exc)) from exc
@@ -57,6 +59,7 @@ def _translated() -> Iterator[None]:
     except sqlite3.Error as exc:
         raise StoreError(detail=f"{type(exc).__name__}: {exc}") from exc
     except OSError as exc:
+        raise_if_disk_full(exc)
         raise StoreError(detail=f"{type(exc).__name__}: {exc}") from exc
 
 

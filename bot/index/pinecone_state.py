@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -27,6 +26,7 @@ from pathlib import Path
 from bot.errors import StoreError
 from bot.index.sparse import CorpusStats
 from bot.models import FileEntry, RepoState
+from bot.sqlite_files import SqliteFile
 
 CHUNK_LEVEL, FILE_LEVEL = "chunk", "file"
 SCHEMA_VERSION = 1
@@ -90,47 +90,51 @@ def _unpack(blob: bytes) -> array[int]:
     return out
 
 
+def rebuild_wanted(path: Path) -> bool:
+    """Whether the state file at `path` was started afresh and awaits `replace_all`."""
+    return _rebuild_marker(path).exists()
+
+
+def _rebuild_marker(path: Path) -> Path:
+    return path.with_name(f"{path.name}.rebuild")
+
+
+def _prepare(db: sqlite3.Connection) -> None:
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version not in (0, SCHEMA_VERSION):
+        raise StoreError(
+            "The Pinecone state file is from another codecite version; delete it and "
+            "rebuild it from Pinecone.",
+            detail=f"version {version}",
+        )
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.executescript(_SCHEMA)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
 class PineconeState:
     """Thread-safe: one connection, one lock; every public method is one transaction."""
 
     def __init__(self, path: Path) -> None:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-            version = self._db.execute("PRAGMA user_version").fetchone()[0]
-            if version in (0, SCHEMA_VERSION):
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute("PRAGMA synchronous=NORMAL")
-                self._db.executescript(_SCHEMA)
-                self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreError(
-                "The Pinecone state file could not be opened.", detail=str(path)
-            ) from exc
-        if version not in (0, SCHEMA_VERSION):
-            self._db.close()
-            raise StoreError(
-                "The Pinecone state file is from another codecite version; delete it and "
-                "rebuild it from Pinecone.",
-                detail=f"{path}: version {version}",
-            )
-        self._lock = threading.RLock()
         self.path = path
+        self._file = SqliteFile(
+            path,
+            "Pinecone state",
+            _prepare,
+            autocommit=True,
+            remedy="it is rebuilt from Pinecone when codecite next starts",
+            on_reset=lambda: _rebuild_marker(path).touch(),
+            always_check=True,  # damage found at start is rebuilt at start (bot.factory)
+        )
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+        with self._file.transaction() as db:  # commits at the end, rolls back on error
+            db.execute("BEGIN IMMEDIATE")
+            yield db
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._file.close()
 
     # --- reads -------------------------------------------------------------------------
 
@@ -262,6 +266,7 @@ class PineconeState:
                 _apply_df(db, repo, level, delta)
             for state in states:
                 _put_repo(db, state)
+        _rebuild_marker(self.path).unlink(missing_ok=True)
 
 
 def _scope_sql(repos: frozenset[str] | None) -> tuple[str, tuple[str, ...]]:

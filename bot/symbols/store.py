@@ -16,8 +16,10 @@ and are looked up by it.
 
 Writes hold a lock and one transaction. Reads of a file use one connection per
 thread, inside a read transaction, so they run beside a write (WAL) and see one
-committed state. A file that is not a usable database is set aside and started
-afresh, as the run log and feedback files are; other failures are StoreError.
+committed state. A damaged file, found at opening or by any read or write, is set
+aside and started afresh (`bot.sqlite_files`); the read or write that found it
+fails (StoreError: answers fall back to search), and the next ingest finds every
+file's symbols missing and refills the table. Other failures are StoreError.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from bot.errors import StoreError
-from bot.sqlite_files import open_or_set_aside
+from bot.sqlite_files import SqliteFile, is_damage, store_error
 from bot.symbols import lookup, schema
 from bot.symbols.model import FileSymbols, RankedSymbol, SymbolDef, SymbolRef
 from bot.symbols.packed import PackedSymbols
@@ -39,6 +41,7 @@ log = logging.getLogger(__name__)
 
 _LATER_KINDS = ("impl", "module", "namespace")  # containers: after classes and functions
 _RANK_CACHE = 1000  # ranked symbols kept per repository between writes
+_REFILL = "symbol answers fall back to search until the next reindex refills it"
 
 
 class SymbolStore:
@@ -58,17 +61,18 @@ class SymbolStore:
         self._lock = threading.Lock()
         self._local = threading.local()
         self._readers: dict[threading.Thread, sqlite3.Connection] = {}
-        self._ranked: dict[str, tuple[int, list[RankedSymbol]]] = {}
+        self._ranked: dict[str, tuple[tuple[int, int], list[RankedSymbol]]] = {}
         self._closed = False
-        path = self._path
+        self._file: SqliteFile | None = None
+        if self._path is not None:
+            self._file = SqliteFile(
+                self._path, "symbol table", schema.ensure_schema, remedy=_REFILL
+            )
+            return
         try:
-            if path is None:
-                self._db = schema.connect(":memory:")
-                schema.ensure_schema(self._db)
-            else:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                self._db = open_or_set_aside(path, schema.open_file, "symbol table")
-        except (OSError, sqlite3.Error) as exc:
+            self._db = schema.connect(":memory:")
+            schema.ensure_schema(self._db)
+        except sqlite3.Error as exc:
             raise StoreError("The symbol table could not be opened.", detail=str(exc)) from exc
 
     # -- the ingest side ---------------------------------------------------------------
@@ -198,7 +202,7 @@ class SymbolStore:
             return []
         with self._reading() as db:
             row = db.execute("SELECT generation FROM generations WHERE repo = ?", (repo,))
-            generation = int((row.fetchone() or (0,))[0])
+            generation = (self._file_generation(), int((row.fetchone() or (0,))[0]))
             cached = self._ranked.get(repo)
             if cached is not None and cached[0] == generation and limit <= _RANK_CACHE:
                 return cached[1][:limit]
@@ -223,14 +227,25 @@ class SymbolStore:
             if self._closed:
                 return
             self._closed = True
-            for db in (*self._readers.values(), self._db):
+            for db in self._readers.values():
                 db.close()
             self._readers.clear()
+            if self._file is not None:
+                self._file.close()
+            else:
+                self._db.close()
 
     # -- connections ---------------------------------------------------------------------
 
+    def _file_generation(self) -> int:
+        return self._file.generation if self._file is not None else 0
+
     @contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:
+        if self._file is not None:  # damage found here sets the file aside (see sqlite_files)
+            with self._file.transaction() as db:
+                yield db
+            return
         with self._lock:
             try:
                 with self._db:
@@ -240,12 +255,13 @@ class SymbolStore:
 
     @contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
-        if self._path is None:
+        if self._file is None:
             with self._lock, _read_errors():
                 yield self._db
             return
         db = self._reader()
-        with _read_errors():
+        generation = self._local.generation
+        try:
             if db.in_transaction:  # left open by a read that failed half-way
                 db.execute("ROLLBACK")
             db.execute("BEGIN")  # one snapshot for every statement of this read
@@ -254,26 +270,34 @@ class SymbolStore:
             finally:
                 if db.in_transaction:
                     db.execute("COMMIT")
+        except (OSError, sqlite3.Error) as exc:
+            if is_damage(exc):  # set aside: this read fails, search answers, reindex refills
+                self._file.replace_damaged(exc, seen=generation)
+            raise store_error(exc, "The symbol table could not be read.", self._file.path) from exc
 
     def _reader(self) -> sqlite3.Connection:
-        """This thread's read connection, opened on first use."""
-        db: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if db is not None:
-            return db
-        assert self._path is not None
+        """This thread's read connection to the current file, opened on first use."""
+        file = self._file
+        assert file is not None
+        generation = file.follow()
+        mine: sqlite3.Connection | None = getattr(self._local, "db", None)
+        if mine is not None and self._local.generation == generation:
+            return mine
         with self._lock:
             if self._closed:
                 raise StoreError("The symbol table is closed.")
+            if mine is not None:  # the file was set aside since: read the new one
+                self._readers.pop(threading.current_thread(), mine).close()
             for thread in [t for t in self._readers if not t.is_alive()]:
                 self._readers.pop(thread).close()  # its thread is gone: nobody else uses it
             try:
-                db = schema.connect(self._path)
+                db = file.connect()
                 db.isolation_level = None  # explicit BEGIN/COMMIT around each read
                 db.execute("PRAGMA query_only = 1")
             except sqlite3.Error as exc:
-                raise StoreError("The symbol table could not be read.", detail=str(exc)) from exc
+                raise store_error(exc, "The symbol table could not be read.", file.path) from exc
             self._readers[threading.current_thread()] = db
-        self._local.db = db
+        self._local.db, self._local.generation = db, generation
         return db
 
 

@@ -81,7 +81,8 @@ def test_garbage_file_is_replaced_with_a_warning(
         assert cache.get_many(["a"]) == {}
         cache.put_many({"a": vec(1)})
         assert cache.get_many(["a"]) == {"a": vec(1)}
-    assert "starting a new one" in caplog.text
+    assert "The embedding cache was damaged and has been started afresh" in caplog.text
+    assert len(list(tmp_path.glob("c.sqlite.damaged-*"))) == 1
 
 
 def test_damage_found_later_is_recovered(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -99,7 +100,8 @@ def test_damage_found_later_is_recovered(tmp_path: Path, caplog: pytest.LogCaptu
         assert found == {}  # nothing trustworthy is served
         cache.put_many({"fresh": vec(1)})
         assert cache.get_many(["fresh"]) == {"fresh": vec(1)}
-    assert "starting a new one" in caplog.text
+    assert "The embedding cache was damaged and has been started afresh" in caplog.text
+    assert len(list(tmp_path.glob("c.sqlite.damaged-*"))) == 1
 
 
 def test_cache_key_separates_model_dimensions_and_text() -> None:
