@@ -9,7 +9,10 @@ import pytest
 from bot.config import FileConfig, Settings
 from bot.core import CLI, Core
 from bot.ingest.secrets import REDACTED, scrub
-from tests.reliability.secrets_fixture import CONFIG_YML, PLANTED, SETTINGS_PY, plant
+from tests.reliability.secret_corpus.contexts import plant, secrets_in
+from tests.reliability.secret_corpus.tokens import samples
+from tests.reliability.secrets_fixture import CONFIG_YML, PLANTED, SETTINGS_PY
+from tests.reliability.secrets_fixture import plant as plant_fixture
 from tests.servers.openai_fake import FakeOpenAI
 
 
@@ -49,7 +52,7 @@ def test_ordinary_code_is_left_alone(code):
 
 def test_no_secret_reaches_index_models_or_answers(make_repo):
     repo = make_repo("billing")
-    plant(repo)
+    plant_fixture(repo)
     with FakeOpenAI() as fake:
         env = {"OPENAI_API_KEY": "sk-test-abcdef", "OPENAI_BASE_URL": fake.base_url}
         core = Core.from_settings(Settings(**env), FileConfig())
@@ -79,3 +82,44 @@ def test_no_secret_reaches_index_models_or_answers(make_repo):
     }
     assert leaked == set()
     assert len(PLANTED) >= 10
+
+
+def test_corpus_secrets_never_reach_index_models_answers_or_feedback(make_repo):
+    """Index a repository planted with corpus files of many providers and contexts; ask; vote.
+
+    The embedding and chat requests the fake OpenAI server received, the index
+    and feedback files on disk, and every answer must be free of every secret.
+    """
+    picked = samples()[::9]  # a spread of providers, URL shapes and private keys
+    repo = make_repo("corpus")
+    planted = []
+    for sample in picked:
+        for item in plant([sample]):
+            path = f"{sample.provider}_{sample.kind}/{item.context}/{item.path}"
+            repo.write(path, item.text)
+            planted.append(item)
+    repo.commit("configuration of many services")
+    with FakeOpenAI() as fake:
+        env = {"OPENAI_API_KEY": "sk-test-abcdef", "OPENAI_BASE_URL": fake.base_url}
+        core = Core.from_settings(Settings(**env), FileConfig())
+        report = core.index_repo(str(repo.path), name="corpus")
+        answers = []
+        for sample in picked[:8]:
+            answer = core.ask(f"what is the value of {sample.env}?", CLI)
+            core.record_answer(CLI, f"what is the value of {sample.env}?", answer)
+            answers.append(answer)
+        payloads = json.dumps([r.body for r in fake.requests])
+        stored = b"".join(
+            p.read_bytes()
+            for p in core.settings.home.glob("*.sqlite*")
+            if p.is_file() and p.name.startswith(("index", "feedback"))
+        )
+        core.close()
+
+    assert report.files >= 100 and '"input"' in payloads and '"messages"' in payloads
+    secrets = {s for item in planted for s in secrets_in(item) if len(s) >= 12}
+    shown = "\n".join(a.text + "\n" + "\n".join(c.path for c in a.citations) for a in answers)
+    leaked = {
+        s for s in secrets if s in payloads or s in shown or s.lower().encode() in stored.lower()
+    }
+    assert leaked == set(), sorted(leaked)[:5]
