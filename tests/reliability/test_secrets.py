@@ -123,3 +123,76 @@ def test_corpus_secrets_never_reach_index_models_answers_or_feedback(make_repo):
         s for s in secrets if s in payloads or s in shown or s.lower().encode() in stored.lower()
     }
     assert leaked == set(), sorted(leaked)[:5]
+
+
+GLPAT = "glpat-" + "Xk29vLqT7mRz4NwB8cYd"
+HF = "hf_" + "QwErTyUiOpAsDfGhJkLzXcVbNmQwErTyUi"
+DOP = "dop_v1_" + "4f9c2a7e1b8d3f6a0c5e9b2d7f1a4c8e3b6d0f9a2c5e8b1d4f7a0c3e6b9d2f5a"
+DISCORD = "MTk4NjIyNDgzNDcxOTI1MjQ4" + ".Cl2FMQ." + "ZnCjm1XVW7vRze4b7Cq4se7kKWs9qR3bTf1Q"
+
+
+@pytest.mark.parametrize(
+    ("path", "line", "secret"),
+    [
+        ("scripts/release.sh", f"export GITLAB_TOKEN={GLPAT}", GLPAT),
+        ("README.md", f"    export GITLAB_TOKEN={GLPAT}", GLPAT),
+        ("Dockerfile", "ENV X_API_KEY=q8Zt2LmV9xRk4WnB7cYd3FgH", "q8Zt2LmV9xRk4WnB7cYd3FgH"),
+        ("Dockerfile", "ENV X_API_KEY q8Zt2LmV9xRk4WnB7cYd3FgH", "q8Zt2LmV9xRk4WnB7cYd3FgH"),
+        ("app/do.py", f'client = Client("{DOP}")', DOP),
+        ("bot.py", f'bot.run("{DISCORD}")', DISCORD),
+        ("docs/hf.md", f"huggingface-cli login --token {HF}", HF),
+        (
+            "ci.sh",
+            'curl -H "Authorization: Bearer q8Zt2LmV9xRk4WnB7cYd3FgH" https://x',
+            "q8Zt2LmV9xRk4WnB7cYd3FgH",
+        ),
+        ("fixtures/a.json", f'{{"value": "{HF}"}}', HF),
+        ("docs/notes.md", f"The staging token is {GLPAT}, rotate it monthly.", GLPAT),
+        (
+            "README.md",
+            "curl -u deploy:pRf7vG2h1L8nQkW9 https://registry.example.com",
+            "pRf7vG2h1L8nQkW9",
+        ),
+        (
+            "k8s/app.yaml",
+            "- name: API_TOKEN\n  value: q8Zt2LmV9xRk4WnB7cYd3FgH",
+            "q8Zt2LmV9xRk4WnB7cYd3FgH",
+        ),
+        (
+            "svc.json",
+            '{"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEF\\n-----END PRIVATE KEY-----\\n"}',
+            "MIIEvQIBADANBgkqhkiG9w0BAQEF",
+        ),
+    ],
+)
+def test_the_issues_leaks_are_redacted_in_place(path, line, secret):
+    text = f"before\n{line}\nafter\n"
+    result = scrub(text, path)
+    assert secret not in result.text
+    assert result.text == text.replace(secret, REDACTED)
+
+
+@pytest.mark.parametrize(
+    ("path", "line"),
+    [
+        ("app/oauth.py", 'TOKEN_URL = "https://oauth2.googleapis.com/token"'),
+        ("app/emails.py", 'PASSWORD_RESET_TEMPLATE = "emails/password_reset.html"'),
+        ("app/auth.py", 'API_KEY_HEADER = "X-Api-Key"'),
+        ("ml/config.py", 'TOKENIZER_NAME = "bert-base-multilingual-uncased"'),
+        ("k8s/secret.yaml", "secret_name: prod-database-credentials"),
+        ("compose.yaml", "password_file: /run/secrets/db_password"),
+        ("web/pay.js", "Stripe('pk_test_51HabcdEFGHijklMNOPqrstUVwxyz0123456789')"),
+        (
+            "web/login.ts",
+            'const GOOGLE_CLIENT_ID = "407408718192-k4o2s9q1n7f3h8j5.apps.googleusercontent.com"',
+        ),
+        ("deploy/example.env", "GITLAB_TOKEN=<your-token-here>"),
+        ("deploy/example.env", "HF_TOKEN=hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
+        ("docs/aws.md", "export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE"),
+        ("notes.xml", '<Color x:Key="NormalBrushGradient1">#FFBAE4FF</Color>'),
+        ("web/app.js", "{ key: '9df21e95-3848-409d-8f94-c675cdfee839', value: 'Americas' }"),
+        ("web/page.html", '<img src="/assets/video_box.ico-7a388b69018576d24b59331fd60aab0c.png">'),
+    ],
+)
+def test_the_issues_lookalikes_are_left_alone(path, line):
+    assert scrub(line + "\n", path).text == line + "\n"

@@ -24,6 +24,7 @@ from bot.ingest.secrets.values import (
     character_classes,
     is_harmless,
     is_placeholder,
+    is_uuid,
     looks_random,
 )
 
@@ -82,7 +83,9 @@ _WEAK_KEY_OWNERS_NOT = frozenset(
     object s3 redis unique composite natural surrogate group event bucket index translation i18n
     message state storage_key local""".split()
 )
-_SCHEME_WORDS = frozenset({"bearer", "token", "basic", "bot", "apikey", "key", "sso-key", "digest"})
+_SCHEME_WORDS = frozenset(
+    {"bearer", "token", "basic", "bot", "apikey", "key", "sso-key", "digest", "api-token", "ssws"}
+)
 
 # What follows a name: an optional closing quote or bracket, an operator, then the value.
 _TAIL = re.compile(
@@ -120,7 +123,7 @@ def name_strength(name: str) -> Strength | None:
             "privatekey",
         }:
             return Strength.TOKEN
-        if word == "key" and i > 0:
+        if word == "key" and i > 0 and i == len(words) - 1:  # KeyMeshing names no key
             owner = words[i - 1]
             if owner in _STRONG_KEY_OWNERS:
                 return Strength.TOKEN
@@ -134,7 +137,26 @@ def names_something_else(name: str) -> bool:
     return bool(words) and name_strength(name) is None and words[-1] in _NOT_THE_SECRET
 
 
+# curl -u user:secret, --user 'user:secret', -u ":secret"
+_USER_FLAG = re.compile(
+    r"(?:^|[ \t])(?:-u|--user)[ \t]+[\"']?[^\s:\"'$]{0,64}:"
+    r"[\"']?(?P<v>[^\s\"'$][^\s\"']{3,255})[\"']?(?=\s|$)",
+    re.M,
+)
+
+
+def user_flag_hits(text: str) -> Iterator[Hit]:
+    """Basic-auth credentials on a command line: `curl -u name:password`."""
+    if "-u" not in text:
+        return
+    for match in _USER_FLAG.finditer(text):
+        value = match.group("v")
+        if not is_placeholder(value) and not _names_something(value):
+            yield Hit(match.start("v"), match.end("v"), "command_line_password")
+
+
 def keyword_hits(text: str, folded: str, path: str) -> Iterator[Hit]:
+    yield from user_flag_hits(text)
     code = path.lower().endswith(_CODE_SUFFIXES)
     done = -1
     for _, at, stop in _FINDER.find_matches_as_indexes(folded):
@@ -220,7 +242,7 @@ def _secret_value(value: str, strength: Strength) -> bool:
     if len(value) < 6 or is_placeholder(value):
         return False
     if strength is Strength.WEAK:
-        return looks_random(value)
+        return looks_random(value) and not is_uuid(value)
     if strength is Strength.PASSWORD:
         return not _names_something(value)
     if is_harmless(value):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 
 from bot.ingest.secrets.rules import TokenRule
 from bot.ingest.secrets.values import has_placeholder_body
@@ -25,6 +26,11 @@ END = "(?![A-Za-z0-9_])"  # a fixed-length body ends at a non-token character
 
 def real(value: str) -> bool:
     return not has_placeholder_body(value)
+
+
+def mixed(value: str) -> bool:
+    """A random base62 body, not a hex digest (`icon.ico-<md5>.png` is an asset's name)."""
+    return real(value) and not re.fullmatch(r"[\w-]*?[0-9a-f]{32}", value)
 
 
 def pem_in_base64(value: str) -> bool:
@@ -84,7 +90,12 @@ RULES: tuple[TokenRule, ...] = (
     _r("jfrog", "jfrog_reference_token", "cmVmdGtuOjAxOj", f"[{B62}]{{40,}}"),
     _r("docker", "docker_hub_token", "dckr_pat_", f"[{B64U}]{{27,}}"),
     _r("docker", "docker_org_token", "dckr_oat_", f"[{B64U}]{{27,}}"),
-    _r("sourcegraph", "sourcegraph_token", "sgp_", f"(?:local_|[{HEX}]{{16}}_)?[{HEX}]{{40}}{END}"),
+    _r(
+        "sourcegraph",
+        "sourcegraph_token",
+        "sgp_",
+        f"(?:local_|[0-9a-fA-F]{{16}}_)?[0-9a-fA-F]{{40}}{END}",
+    ),
     _r("sonarqube", "sonarqube_token", "squ_", f"[{HEX}]{{40}}{END}"),
     _r("sonarqube", "sonarqube_project_token", "sqp_", f"[{HEX}]{{40}}{END}"),
     _r("sonarqube", "sonarqube_analysis_token", "sqa_", f"[{HEX}]{{40}}{END}"),
@@ -184,7 +195,7 @@ RULES: tuple[TokenRule, ...] = (
         "A3-",
         "[A-Z0-9]{6}-[A-Z0-9]{6}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}" + END,
     ),
-    _r("infracost", "infracost_api_key", "ico-", f"[{B62}]{{32}}{END}"),
+    _r("infracost", "infracost_api_key", "ico-", f"[{B62}]{{32}}{END}", check=mixed),
     _r(
         "kubernetes",
         "kubeconfig_client_key_data",

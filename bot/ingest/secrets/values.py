@@ -49,14 +49,16 @@ def is_placeholder(value: str) -> bool:
     )
 
 
+_FILLER_WORDS = re.compile(r"EXAMPLE|HERE|Here|YOUR|Your|RANDOM|Random|<|\$\{")
+
+
 def has_placeholder_body(value: str) -> bool:
     """A provider-shaped token whose body is filler: `ghp_xxxxxxxx...`, `sk-...EXAMPLE...`."""
     return (
         value in _AWS_EXAMPLES
         or _REPEATED.search(value.lstrip("A")) is not None
-        or "EXAMPLE" in value
-        or "<" in value
-        or "${" in value
+        or _FILLER_WORDS.search(value) is not None
+        or (len(value) >= 16 and shannon_entropy(value) < 3.0)  # GR1348941 + "1231231231..."
     )
 
 
@@ -89,9 +91,9 @@ def looks_random(value: str, *, min_length: int = 16) -> bool:
 
 _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 _PATH = re.compile(r"^(?:/|\./|\.\./|~/|[A-Za-z]:\\)|^[\w.-]+(?:/[\w.-]+)+\.[A-Za-z]{1,5}$")
-_FILE_NAME = re.compile(
-    r"^[\w.-]+\.(?:html?|txt|json|ya?ml|toml|ini|cfg|conf|pem|crt|key|env|md|py|js|ts|sh)$"
-)
+_FILE_NAME = re.compile(r"^[\w.-]+\.[a-z]{2,10}$")
+_IDENTIFIER = re.compile(r"^(?:[A-Z][a-z]+){2,}\d{0,3}$|^[a-z]+(?:[A-Z][a-z]+)+\d{0,3}$")
+_VERSIONED = re.compile(r"[-_]v?\d+\.\d+(?:\.\d+)?$")
 _DOTTED_NAME = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+(?:\(\))?$")
 _HEADER_NAME = re.compile(r"^(?:X-)?[A-Z][a-z]+(?:-[A-Z][a-z]*)+$")
 _WORDS = re.compile(r"^[a-z]+(?:[-_ ][a-z0-9]+)*$|^[A-Z]+(?:_[A-Z0-9]+)+$")
@@ -125,6 +127,8 @@ def is_harmless(value: str) -> bool:
         _URL.match(value)
         or _PATH.match(value)
         or _FILE_NAME.match(value)
+        or _IDENTIFIER.match(value)
+        or _VERSIONED.search(value)
         or _DOTTED_NAME.match(value)
         or _HEADER_NAME.match(value)
         or _WORDS.match(value)
