@@ -196,3 +196,20 @@ def test_the_issues_leaks_are_redacted_in_place(path, line, secret):
 )
 def test_the_issues_lookalikes_are_left_alone(path, line):
     assert scrub(line + "\n", path).text == line + "\n"
+
+
+@pytest.mark.timeout(20)
+def test_pathological_lines_are_scrubbed_in_linear_time():
+    """Lines a regex could backtrack over for each trigger on them (minutes when quadratic)."""
+    n = 30_000
+    for text in (
+        "a: " + "Ab9" * n,
+        "key=" * n,
+        "https://a:b" * n,
+        "-----BEGIN PRIVATE KEY-----" * n,
+        "123456789:AA" * n,
+        "Authorization: Bearer " * n,
+        "_" * 3 * n,
+    ):
+        for path in ("config.yaml", "app.py"):
+            assert scrub(text, path).text.count("\n") == 0

@@ -90,14 +90,14 @@ _SCHEME_WORDS = frozenset(
 # What follows a name: an optional closing quote or bracket, an operator, then the value.
 _TAIL = re.compile(
     r"[\"'\]]{0,2}[ \t]*(?P<op>=>|:=|\?=|\+=|=|:|[ \t])[ \t]*"
-    r"(?:[rbuRBUfF]?(?P<q>[\"'`])(?P<quoted>[^\"'`\s]{1,512})(?P=q)|(?P<bare>[^\s\"'`;]{1,512}))"
+    r"(?:[rbuRBUfF]?(?P<q>[\"'`])(?P<quoted>[^\"'`\s]{1,2048})(?P=q)|(?P<bare>[^\s\"'`;]{1,2048}))"
 )
 _CODE_SUFFIXES = (
     ".py", ".pyi", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".go", ".java", ".kt", ".kts",
     ".rb", ".rs", ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".php", ".swift", ".scala", ".m",
     ".lua", ".dart", ".ex", ".exs", ".clj", ".r", ".jl", ".hs", ".ml", ".fs", ".vue", ".svelte",
 )  # fmt: skip
-_NEXT_LINE_VALUE = re.compile(r"[ \t]*-?[ \t]*value[ \t]*:[ \t]*[\"']?(?P<v>[^\s\"'#]{1,512})")
+_NEXT_LINE_VALUE = re.compile(r"[ \t]*-?[ \t]*value[ \t]*:[ \t]*[\"']?(?P<v>[^\s\"'#]{1,2048})")
 
 
 @functools.lru_cache(maxsize=8192)  # names repeat: `key`, `self.token`, `password`
@@ -167,12 +167,9 @@ def keyword_hits(text: str, folded: str, path: str) -> Iterator[Hit]:
         if strength is None:
             done = end
             continue
-        hit = _value_after(text, start, end, strength, code)
+        hit, done = _value_after(text, start, end, strength, code)
         if hit is not None:
-            done = hit.end
             yield hit
-        else:
-            done = end
 
 
 def _name_span(text: str, start: int, end: int) -> tuple[int, int]:
@@ -182,14 +179,24 @@ def _name_span(text: str, start: int, end: int) -> tuple[int, int]:
     return begin, (after.end() if after else end)
 
 
-def _value_after(text: str, start: int, end: int, strength: Strength, code: bool) -> Hit | None:
+def _value_after(
+    text: str, start: int, end: int, strength: Strength, code: bool
+) -> tuple[Hit | None, int]:
+    """The secret assigned to the name at start:end, if any, and where the scan goes on.
+
+    The scan resumes after the value even when it is refused: words inside a
+    value (`key=key=key...`) are not names, and judging each again costs a lot.
+    """
     tail = _TAIL.match(text, end)
     if tail is None:
-        return _kubernetes_env_value(text, start, end, strength)
-    name = text[start:end]
-    op = tail.group("op")
-    if op in (" ", "\t") and not _space_assigns(text, start, name):
-        return None
+        return _kubernetes_env_value(text, start, end, strength), end
+    if tail.group("op") in (" ", "\t") and not _space_assigns(text, start, text[start:end]):
+        return None, end
+    hit = _judged(text, tail, strength, code)
+    return hit, max(tail.end(), hit.end if hit is not None else 0)
+
+
+def _judged(text: str, tail: re.Match[str], strength: Strength, code: bool) -> Hit | None:
     quoted = tail.group("quoted")
     group = "quoted" if quoted is not None else "bare"
     value = tail.group(group)

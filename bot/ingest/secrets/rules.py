@@ -45,6 +45,9 @@ class Hit:
 
 # A token written into a URL has its `+`, `/` and `=` percent-encoded: the match goes on.
 _PERCENT_TAIL = re.compile(r"(?:%[0-9A-Fa-f]{2}[A-Za-z0-9_.~+/=-]*)+")
+# How far past its trigger a match may end: no token is this long, and a bound keeps a
+# megabyte-long line from being searched once per trigger on it.
+_REACH = 8192
 _WORDISH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
@@ -94,16 +97,14 @@ def _try(rule: TokenRule, text: str, at: int, covered: int) -> tuple[Hit, int] |
     Starts are tried in order from `back` characters before the trigger, as a
     full `finditer` over the text would reach them; a match never crosses a line.
     """
-    line_end = text.find("\n", at)
-    line_end = len(text) if line_end < 0 else line_end
+    line_end = text.find("\n", at, at + _REACH)
+    line_end = min(len(text), at + _REACH) if line_end < 0 else line_end
     first = at
     if rule.back:
         first = max(text.rfind("\n", 0, at) + 1, at - rule.back, covered)
-        leftmost = rule.compiled.search(text, first, line_end)  # no match starts before it
-        if leftmost is None or leftmost.start() > at:
-            return None
-        first = leftmost.start()
     for start in range(first, at + 1):
+        if rule.boundary and start > 0 and text[start - 1] in _WORDISH:
+            continue  # a match here would be refused: no need to run the pattern
         match = rule.compiled.match(text, start, line_end)
         if match is None or match.end() <= at:
             continue

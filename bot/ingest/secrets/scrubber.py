@@ -27,9 +27,8 @@ _CONFIG_SUFFIXES = (
     ".env", ".ini", ".cfg", ".conf", ".toml", ".yaml", ".yml", ".json", ".properties", ".tfvars",
 )  # fmt: skip
 # A long unquoted-or-quoted value ending a line of a configuration file, under any key.
-_CONFIG_VALUE = re.compile(
-    r"(?m)(?P<name>[\w.-]*)[\"']?[ \t]*[=:][ \t]*[\"']?([A-Za-z0-9+/=_\-.]{20,256})[\"']?,?[ \t]*$"
-)
+_CONFIG_VALUE = re.compile(r"(?m)[=:][ \t]*[\"']?([A-Za-z0-9+/=_\-.]{20,256})[\"']?,?[ \t]*$")
+_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
@@ -104,14 +103,20 @@ def _merged(hits: Iterable[Hit]) -> Iterator[tuple[int, int, str]]:
 
 def _high_entropy_values(text: str) -> Iterator[Hit]:
     for match in _CONFIG_VALUE.finditer(text):
-        value = match.group(2)
+        value = match.group(1)
         if shannon_entropy(value) < 4.0 or is_placeholder(value) or is_harmless(value):
             continue
         if decodes_to_data(value) or is_uuid(value) or is_hex_digest(value):
             continue
-        if names_something_else(match.group("name")):
+        if names_something_else(_name_before(text, match.start())):
             continue  # client_id, checksum_url: the name says what the value is
-        yield Hit(match.start(2), match.end(2), "high_entropy")
+        yield Hit(match.start(1), match.end(1), "high_entropy")
+
+
+def _name_before(text: str, at: int) -> str:
+    """The key a value is assigned to: the name just before the `=` or `:` at `at`."""
+    window = text[max(0, at - 80) : at].rstrip(" \t\"'")
+    return window[len(window.rstrip(_NAME_CHARS)) :]
 
 
 def _is_config(path: str) -> bool:

@@ -21,7 +21,7 @@ URL_RULES: tuple[TokenRule, ...] = (
         "url",
         "url_password",
         "://",
-        f"{_SCHEME}://[^\\s:/@'\"`<>]{{0,64}}:(?P<secret>[^\\s@/'\"`<>]{{3,512}})@[^\\s/'\"`<>]+",
+        f"{_SCHEME}://[^\\s:/@'\"`<>]{{0,64}}:(?P<secret>[^\\s@/'\"`<>]{{3,1024}})@[^\\s/'\"`<>]+",
         back=21,
         check=_real_password,
     ),
@@ -49,9 +49,7 @@ URL_RULES: tuple[TokenRule, ...] = (
     ),
 )
 
-_PEM = re.compile(
-    r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----(.*?)-----END \1-----", re.S
-)
+_PEM_BEGIN = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?)-----")
 _ESCAPED_NEWLINE = re.compile(r"\\n|\\r\\n")
 
 
@@ -63,10 +61,20 @@ def private_key_hits(text: str) -> Iterator[Hit]:
     """
     if "-----BEGIN" not in text:
         return
-    for block in _PEM.finditer(text):
-        at = block.start(2)
+    unclosed: set[str] = set()  # labels with no END after some point: none after any later one
+    done = 0
+    for begin in _PEM_BEGIN.finditer(text):
+        label = begin.group(1)
+        if begin.start() < done or label in unclosed:
+            continue
+        close = text.find(f"-----END {label}-----", begin.end())
+        if close < 0:
+            unclosed.add(label)
+            continue
+        done = close
+        at = begin.end()
         kind = "private_key"
-        for line in block.group(2).split("\n"):
+        for line in text[begin.end() : close].split("\n"):
             for hit in _line_hits(line, at, kind):
                 kind = ""
                 yield hit
