@@ -28,7 +28,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.ingest.secrets import scrub
-from tests.reliability.secret_corpus.evaluate import Report, evaluate, table
+from tests.reliability.secret_corpus.evaluate import (
+    Report,
+    evaluate,
+    table,
+    unannounced_in_neutral_contexts,
+)
 
 Scrubber = Callable[[str, str], str]
 _SKIP_DIRS = {"site-packages", ".git", "__pycache__", ".venv", "node_modules", ".mypy_cache"}
@@ -158,6 +163,8 @@ def main() -> None:
     print("look-alikes redacted:", ", ".join(report.lookalikes_redacted) or "none", end="\n\n")
     for name, scrubber in scrubbers.items():
         print(summary(name, report if name == "current" else evaluate(scrubber)))
+    blind = unannounced_in_neutral_contexts()
+    print(f"not in the aims: unnamed prefix-less secrets (bare argument, prose): {blind:.0%} kept")
 
     if args.gitleaks:
         examples = gitleaks_examples(Path(args.gitleaks))

@@ -213,3 +213,9 @@ def test_pathological_lines_are_scrubbed_in_linear_time():
     ):
         for path in ("config.yaml", "app.py"):
             assert scrub(text, path).text.count("\n") == 0
+
+
+def test_text_that_lower_cases_longer_keeps_positions():
+    """`İ`.lower() is two characters: the keyword scan must still redact the right span."""
+    text = "# İİİ naïve\nexport API_TOKEN=q8Zt2LmV9xRk4WnB7cYd3FgH\nİ = 1\n"
+    assert scrub(text, "run.sh").text == text.replace("q8Zt2LmV9xRk4WnB7cYd3FgH", REDACTED)

@@ -97,6 +97,8 @@ _CODE_SUFFIXES = (
     ".rb", ".rs", ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".php", ".swift", ".scala", ".m",
     ".lua", ".dart", ".ex", ".exs", ".clj", ".r", ".jl", ".hs", ".ml", ".fs", ".vue", ".svelte",
 )  # fmt: skip
+_NAME_KEY_BEFORE = re.compile(r"name:[ \t]*[\"']?$")
+_AFTER_SCHEME = re.compile(r"[ \t]+(?P<v>[^\s\"'`]{1,2048})")
 _NEXT_LINE_VALUE = re.compile(r"[ \t]*-?[ \t]*value[ \t]*:[ \t]*[\"']?(?P<v>[^\s\"'#]{1,2048})")
 
 
@@ -216,13 +218,13 @@ def _space_assigns(text: str, start: int, name: str) -> bool:
     """A space separates a name from its value: a flag, a header scheme or a Dockerfile ENV/ARG."""
     if name.startswith("--") or name.lower() == "bearer":
         return True
-    line_start = text.rfind("\n", 0, start) + 1
-    return text[line_start:start].strip().upper() in {"ENV", "ARG"}
+    before = text[max(0, start - 16) : start]
+    return before[before.rfind("\n") + 1 :].strip().upper() in {"ENV", "ARG"}
 
 
 def _after_scheme(text: str, at: int, strength: Strength) -> Hit | None:
     """`Authorization: Bearer VALUE`: the credential is the word after the scheme."""
-    match = re.compile(r"[ \t]+(?P<v>[^\s\"'`]{1,2048})").match(text, at)
+    match = _AFTER_SCHEME.match(text, at)
     if match is None:
         return None
     value = match.group("v").rstrip(",;)]}>\\")
@@ -233,11 +235,10 @@ def _after_scheme(text: str, at: int, strength: Strength) -> Hit | None:
 
 def _kubernetes_env_value(text: str, start: int, end: int, strength: Strength) -> Hit | None:
     """`- name: API_TOKEN` then `value: ...` on the next line (Kubernetes and compose env lists)."""
-    line_start = text.rfind("\n", 0, start) + 1
-    if not re.search(r"name:[ \t]*[\"']?$", text[line_start:start]):
+    if not _NAME_KEY_BEFORE.search(text[max(0, start - 16) : start]):
         return None
-    line_end = text.find("\n", end)
-    if line_end < 0:
+    line_end = text.find("\n", end, end + 16)  # only spaces or a quote may follow the name
+    if line_end < 0 or text[end:line_end].strip(" \t\"'\r"):
         return None
     match = _NEXT_LINE_VALUE.match(text, line_end + 1)
     if match is None or not _secret_value(match.group("v"), strength):

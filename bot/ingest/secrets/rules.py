@@ -2,11 +2,11 @@
 
 A rule describes one kind of token by a literal `trigger` every match holds
 (usually the provider's prefix: `glpat-`, `hf_`, `dop_v1_`) and a pattern.
-All triggers go into one Aho-Corasick automaton (`ahocorasick_rs`), so a
-file is read once whatever the number of rules, at a small fraction of the
-cost of one regex alternation (measured: 0.22 s against 1.3 s for a trie
-regex over the standard library, with the DFA implementation); a pattern is tried only next to its
-trigger. Most files hold no trigger at all and cost that single scan.
+All triggers go into one Aho-Corasick automaton (`ahocorasick_rs`, as a
+DFA), so a file is read once whatever the number of rules: 0.22 s over the
+standard library's 37 MB, against 1.3 s for the same literals as one
+trie-shaped regex. A pattern is tried only next to its trigger; most files
+hold no trigger at all and cost that single scan.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ _WORDISH = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345
 
 
 class RuleSet:
-    """Rules indexed by trigger, with the trie regex that finds every trigger in one pass."""
+    """Rules indexed by trigger, with the automaton that finds every trigger in one pass."""
 
     def __init__(self, rules: Iterable[TokenRule]) -> None:
         self.rules = tuple(rules)
@@ -60,7 +60,7 @@ class RuleSet:
         for rule in self.rules:
             if rule.trigger and not rule.alone:
                 by_trigger.setdefault(rule.trigger, []).append(rule)
-        # Rules with no literal to wait for (a shape, like Discord's three parts) search alone.
+        # Rules whose trigger is too common, or that have none, run as one regex search each.
         self._untriggered = tuple(rule for rule in self.rules if rule.alone or not rule.trigger)
         self._triggers = list(by_trigger)
         self._rules_of = [tuple(by_trigger[t]) for t in self._triggers]
@@ -101,7 +101,8 @@ def _try(rule: TokenRule, text: str, at: int, covered: int) -> tuple[Hit, int] |
     line_end = min(len(text), at + _REACH) if line_end < 0 else line_end
     first = at
     if rule.back:
-        first = max(text.rfind("\n", 0, at) + 1, at - rule.back, covered)
+        window = max(0, at - rule.back)
+        first = max(text.rfind("\n", window, at) + 1, window, covered)
     for start in range(first, at + 1):
         if rule.boundary and start > 0 and text[start - 1] in _WORDISH:
             continue  # a match here would be refused: no need to run the pattern

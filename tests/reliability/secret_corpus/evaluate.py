@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bot.ingest.secrets import scrub
-from tests.reliability.secret_corpus.contexts import Planted, expected, plant, secrets_in
+from tests.reliability.secret_corpus.contexts import NEUTRAL, Planted, expected, plant, secrets_in
 from tests.reliability.secret_corpus.lookalikes import LOOKALIKES
 from tests.reliability.secret_corpus.tokens import samples
 
@@ -61,6 +61,24 @@ def evaluate(scrubber: Callable[[str, str], str] | None = None) -> Report:
     report.by_provider = dict(by_provider)
     report.by_context = dict(by_context)
     return report
+
+
+def unannounced_in_neutral_contexts(scrubber: Callable[[str, str], str] | None = None) -> float:
+    """Kept share of prefix-less secrets (a Datadog key: 32 hex digits) where nothing names them.
+
+    Not part of the aims: a bare 32-hex argument is indistinguishable from a
+    content hash, so these are expected to be kept. Reported so it is seen.
+    """
+    run = scrubber or (lambda text, path: scrub(text, path).text)
+    kept = total = 0
+    for sample in samples():
+        if sample.announced:
+            continue
+        for render in NEUTRAL.values():
+            path, text = render(sample)
+            total += 1
+            kept += any(secret in run(text, path) for secret in sample.secrets)
+    return kept / total
 
 
 def table(groups: dict[str, list[Outcome]], title: str) -> str:
