@@ -16,6 +16,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.ingest.secrets import holds_token
+
 SNIFF_BYTES = 8192  # git's own binary heuristic looks this far for a NUL byte
 MINIFIED_LINE = 5000  # a single line this long in a web asset is minified output
 MINIFIED_AVERAGE = 300  # average line length this high is not hand-written text
@@ -115,7 +117,7 @@ def skip_reason(
 
 
 def path_reason(path: str) -> str | None:
-    """Skip decisions that need no read: vendored, lockfile, secret_file, generated, binary."""
+    """Skip decisions that need no read: vendored, lockfile, secret_file, secret_in_path, ..."""
     parts = path.split("/")
     name = parts[-1]
     if _vendored(parts[:-1]):
@@ -125,6 +127,8 @@ def path_reason(path: str) -> str | None:
     ext = extension(name)
     if _secret_name(name, ext):
         return "secret_file"
+    if holds_token(path):
+        return "secret_in_path"  # indexing it would store and cite the token in the path
     if name.endswith(_GENERATED_SUFFIXES) or ".generated." in name or ".min." in name:
         return "generated"
     if ext in BINARY_EXTENSIONS:

@@ -6,12 +6,12 @@ from tests.support.gitrepo import GitRepo
 
 # kind -> the secret value that must never leave the repository
 PLANTED = {
-    "aws_access_key": "AKIAIOSFODNN7EXAMPLQ",
-    "aws_secret_key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKQ",
+    "aws_access_key": "AKIAQ3EGRT7NV5XKZP4M",
+    "aws_secret_key": "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",
     "github_token": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
     "slack_token": "xoxb-" + "1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUvWx",
     "slack_webhook": "https://hooks.slack.com/services/"
-    + "T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+    + "T04G7KQ2M/B07RZ3V5N8P/q7VbW2mX9cLtE4rYu1oNs6Ka",
     "openai_key": "sk-proj-" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa9876",
     "stripe_key": "sk_live_" + "51HabcdEFGHijklMNOPqrstUV",
     "google_api_key": "AIza" + "SyDdI0hCZtE6vySjMm-WEfRq3CPzqKqqsHI",

@@ -9,7 +9,10 @@ import pytest
 from bot.config import FileConfig, Settings
 from bot.core import CLI, Core
 from bot.ingest.secrets import REDACTED, scrub
-from tests.reliability.secrets_fixture import CONFIG_YML, PLANTED, SETTINGS_PY, plant
+from tests.reliability.secret_corpus.contexts import plant, secrets_in
+from tests.reliability.secret_corpus.tokens import samples
+from tests.reliability.secrets_fixture import CONFIG_YML, PLANTED, SETTINGS_PY
+from tests.reliability.secrets_fixture import plant as plant_fixture
 from tests.servers.openai_fake import FakeOpenAI
 
 
@@ -49,7 +52,7 @@ def test_ordinary_code_is_left_alone(code):
 
 def test_no_secret_reaches_index_models_or_answers(make_repo):
     repo = make_repo("billing")
-    plant(repo)
+    plant_fixture(repo)
     with FakeOpenAI() as fake:
         env = {"OPENAI_API_KEY": "sk-test-abcdef", "OPENAI_BASE_URL": fake.base_url}
         core = Core.from_settings(Settings(**env), FileConfig())
@@ -79,3 +82,140 @@ def test_no_secret_reaches_index_models_or_answers(make_repo):
     }
     assert leaked == set()
     assert len(PLANTED) >= 10
+
+
+def test_corpus_secrets_never_reach_index_models_answers_or_feedback(make_repo):
+    """Index a repository planted with corpus files of many providers and contexts; ask; vote.
+
+    The embedding and chat requests the fake OpenAI server received, the index
+    and feedback files on disk, and every answer must be free of every secret.
+    """
+    picked = samples()[::9]  # a spread of providers, URL shapes and private keys
+    repo = make_repo("corpus")
+    planted = []
+    for sample in picked:
+        for item in plant([sample]):
+            path = f"{sample.provider}_{sample.kind}/{item.context}/{item.path}"
+            repo.write(path, item.text)
+            planted.append(item)
+    repo.commit("configuration of many services")
+    with FakeOpenAI() as fake:
+        env = {"OPENAI_API_KEY": "sk-test-abcdef", "OPENAI_BASE_URL": fake.base_url}
+        core = Core.from_settings(Settings(**env), FileConfig())
+        report = core.index_repo(str(repo.path), name="corpus")
+        answers = []
+        for sample in picked[:8]:
+            answer = core.ask(f"what is the value of {sample.env}?", CLI)
+            core.record_answer(CLI, f"what is the value of {sample.env}?", answer)
+            answers.append(answer)
+        payloads = json.dumps([r.body for r in fake.requests])
+        stored = b"".join(
+            p.read_bytes()
+            for p in core.settings.home.glob("*.sqlite*")
+            if p.is_file() and p.name.startswith(("index", "feedback"))
+        )
+        core.close()
+
+    assert report.files >= 100 and '"input"' in payloads and '"messages"' in payloads
+    secrets = {s for item in planted for s in secrets_in(item) if len(s) >= 12}
+    shown = "\n".join(a.text + "\n" + "\n".join(c.path for c in a.citations) for a in answers)
+    leaked = {
+        s for s in secrets if s in payloads or s in shown or s.lower().encode() in stored.lower()
+    }
+    assert leaked == set(), sorted(leaked)[:5]
+
+
+GLPAT = "glpat-" + "Xk29vLqT7mRz4NwB8cYd"
+HF = "hf_" + "QwErTyUiOpAsDfGhJkLzXcVbNmQwErTyUi"
+DOP = "dop_v1_" + "4f9c2a7e1b8d3f6a0c5e9b2d7f1a4c8e3b6d0f9a2c5e8b1d4f7a0c3e6b9d2f5a"
+DISCORD = "MTk4NjIyNDgzNDcxOTI1MjQ4" + ".Cl2FMQ." + "ZnCjm1XVW7vRze4b7Cq4se7kKWs9qR3bTf1Q"
+
+
+@pytest.mark.parametrize(
+    ("path", "line", "secret"),
+    [
+        ("scripts/release.sh", f"export GITLAB_TOKEN={GLPAT}", GLPAT),
+        ("README.md", f"    export GITLAB_TOKEN={GLPAT}", GLPAT),
+        ("Dockerfile", "ENV X_API_KEY=q8Zt2LmV9xRk4WnB7cYd3FgH", "q8Zt2LmV9xRk4WnB7cYd3FgH"),
+        ("Dockerfile", "ENV X_API_KEY q8Zt2LmV9xRk4WnB7cYd3FgH", "q8Zt2LmV9xRk4WnB7cYd3FgH"),
+        ("app/do.py", f'client = Client("{DOP}")', DOP),
+        ("bot.py", f'bot.run("{DISCORD}")', DISCORD),
+        ("docs/hf.md", f"huggingface-cli login --token {HF}", HF),
+        (
+            "ci.sh",
+            'curl -H "Authorization: Bearer q8Zt2LmV9xRk4WnB7cYd3FgH" https://x',
+            "q8Zt2LmV9xRk4WnB7cYd3FgH",
+        ),
+        ("fixtures/a.json", f'{{"value": "{HF}"}}', HF),
+        ("docs/notes.md", f"The staging token is {GLPAT}, rotate it monthly.", GLPAT),
+        (
+            "README.md",
+            "curl -u deploy:pRf7vG2h1L8nQkW9 https://registry.example.com",
+            "pRf7vG2h1L8nQkW9",
+        ),
+        (
+            "k8s/app.yaml",
+            "- name: API_TOKEN\n  value: q8Zt2LmV9xRk4WnB7cYd3FgH",
+            "q8Zt2LmV9xRk4WnB7cYd3FgH",
+        ),
+        (
+            "svc.json",
+            '{"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEF\\n-----END PRIVATE KEY-----\\n"}',
+            "MIIEvQIBADANBgkqhkiG9w0BAQEF",
+        ),
+    ],
+)
+def test_the_issues_leaks_are_redacted_in_place(path, line, secret):
+    text = f"before\n{line}\nafter\n"
+    result = scrub(text, path)
+    assert secret not in result.text
+    assert result.text == text.replace(secret, REDACTED)
+
+
+@pytest.mark.parametrize(
+    ("path", "line"),
+    [
+        ("app/oauth.py", 'TOKEN_URL = "https://oauth2.googleapis.com/token"'),
+        ("app/emails.py", 'PASSWORD_RESET_TEMPLATE = "emails/password_reset.html"'),
+        ("app/auth.py", 'API_KEY_HEADER = "X-Api-Key"'),
+        ("ml/config.py", 'TOKENIZER_NAME = "bert-base-multilingual-uncased"'),
+        ("k8s/secret.yaml", "secret_name: prod-database-credentials"),
+        ("compose.yaml", "password_file: /run/secrets/db_password"),
+        ("web/pay.js", "Stripe('pk_test_51HabcdEFGHijklMNOPqrstUVwxyz0123456789')"),
+        (
+            "web/login.ts",
+            'const GOOGLE_CLIENT_ID = "407408718192-k4o2s9q1n7f3h8j5.apps.googleusercontent.com"',
+        ),
+        ("deploy/example.env", "GITLAB_TOKEN=<your-token-here>"),
+        ("deploy/example.env", "HF_TOKEN=hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
+        ("docs/aws.md", "export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE"),
+        ("notes.xml", '<Color x:Key="NormalBrushGradient1">#FFBAE4FF</Color>'),
+        ("web/app.js", "{ key: '9df21e95-3848-409d-8f94-c675cdfee839', value: 'Americas' }"),
+        ("web/page.html", '<img src="/assets/video_box.ico-7a388b69018576d24b59331fd60aab0c.png">'),
+    ],
+)
+def test_the_issues_lookalikes_are_left_alone(path, line):
+    assert scrub(line + "\n", path).text == line + "\n"
+
+
+@pytest.mark.timeout(20)
+def test_pathological_lines_are_scrubbed_in_linear_time():
+    """Lines a regex could backtrack over for each trigger on them (minutes when quadratic)."""
+    n = 30_000
+    for text in (
+        "a: " + "Ab9" * n,
+        "key=" * n,
+        "https://a:b" * n,
+        "-----BEGIN PRIVATE KEY-----" * n,
+        "123456789:AA" * n,
+        "Authorization: Bearer " * n,
+        "_" * 3 * n,
+    ):
+        for path in ("config.yaml", "app.py"):
+            assert scrub(text, path).text.count("\n") == 0
+
+
+def test_text_that_lower_cases_longer_keeps_positions():
+    """`İ`.lower() is two characters: the keyword scan must still redact the right span."""
+    text = "# İİİ naïve\nexport API_TOKEN=q8Zt2LmV9xRk4WnB7cYd3FgH\nİ = 1\n"
+    assert scrub(text, "run.sh").text == text.replace("q8Zt2LmV9xRk4WnB7cYd3FgH", REDACTED)

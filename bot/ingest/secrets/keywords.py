@@ -1,0 +1,270 @@
+"""Secrets found by the name they are given: `export GITLAB_TOKEN=...`, `password: ...`.
+
+The scan starts at each secret-sounding word of the file (a cheap search on
+the lower-cased text), takes the whole name around it, judges the name, and
+reads the value assigned to it: quoted or not, after `=`, `:`, `:=`, `=>`,
+`?=`, a flag's space (`--token VALUE`), an `ENV NAME VALUE` line or an
+`Authorization: Bearer VALUE` header. A name that ends in a word naming
+something other than the secret (`TOKEN_URL`, `PASSWORD_RESET_TEMPLATE`,
+`API_KEY_HEADER`, `secret_name`, `password_file`) is not a secret's name;
+the value must still look like a secret, not a path, URL, name or call.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+from enum import Enum
+
+import ahocorasick_rs
+
+from bot.ingest.secrets.rules import Hit
+from bot.ingest.secrets.values import (
+    character_classes,
+    is_harmless,
+    is_placeholder,
+    is_uuid,
+    looks_random,
+)
+
+
+class Strength(Enum):
+    PASSWORD = "password"  # any real-looking value  # noqa: S105
+    TOKEN = "token"  # a value with the look of a credential  # noqa: S105
+    WEAK = "weak"  # `key`, `*_key`: only a value that looks generated
+
+
+_WORDS = (
+    "passw",
+    "pwd",
+    "passphrase",
+    "secret",
+    "token",
+    "credential",
+    "auth",
+    "bearer",
+    "key",
+    "dsn",
+    "sas",
+    "pat",
+)
+_FINDER = ahocorasick_rs.AhoCorasick(
+    _WORDS,
+    matchkind=ahocorasick_rs.MatchKind.LeftmostLongest,
+    implementation=ahocorasick_rs.Implementation.DFA,
+)
+_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
+_NAME_AFTER = re.compile(r"[A-Za-z0-9_.-]*")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_SPLIT = re.compile(r"[._\-]+")
+
+_NOT_THE_SECRET = frozenset(
+    """url uri urls endpoint endpoints path paths file files filename dir directory template
+    templates header headers name names id ids type types length len size prefix suffix env var
+    vars variable field fields param params kind format pattern regex re label labels ttl expiry
+    expires expiration lifetime timeout version count mode scheme algorithm alg hint policy
+    provider store cache ref mount location host port user username email enabled enable disabled
+    required min max rotation reset question validator validation class cls model manager service
+    storage backend backends handler factory getter method fn func callback source description desc
+    help message msg text title placeholder key keys column table attr attribute arn scope scopes
+    audience issuer limit budget hasher hashers strength chars policy display form input widget
+    view views page route routes label error errors prompt length_min length_max sort index
+    exchange request response client parser serializer schema flow grant grants""".split()
+)
+_PUBLIC = frozenset({"public", "publishable", "pub", "nonsecret"})
+_STRONG_KEY_OWNERS = frozenset(
+    """api access secret private signing sign master account encryption encrypt license licence app
+    admin auth client sdk service write read ingest server subscription storage shared consumer
+    webhook hmac session jwt deploy""".split()
+)
+_WEAK_KEY_OWNERS_NOT = frozenset(
+    """cache primary sort foreign dict hash partition lookup map registry config row idempotency
+    object s3 redis unique composite natural surrogate group event bucket index translation i18n
+    message state storage_key local""".split()
+)
+_SCHEME_WORDS = frozenset(
+    {"bearer", "token", "basic", "bot", "apikey", "key", "sso-key", "digest", "api-token", "ssws"}
+)
+
+# What follows a name: an optional closing quote or bracket, an operator, then the value.
+_TAIL = re.compile(
+    r"[\"'\]]{0,2}[ \t]*(?P<op>=>|:=|\?=|\+=|=|:|[ \t])[ \t]*"
+    r"(?:[rbuRBUfF]?(?P<q>[\"'`])(?P<quoted>[^\"'`\s]{1,2048})(?P=q)|(?P<bare>[^\s\"'`;]{1,2048}))"
+)
+_CODE_SUFFIXES = (
+    ".py", ".pyi", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".go", ".java", ".kt", ".kts",
+    ".rb", ".rs", ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".php", ".swift", ".scala", ".m",
+    ".lua", ".dart", ".ex", ".exs", ".clj", ".r", ".jl", ".hs", ".ml", ".fs", ".vue", ".svelte",
+)  # fmt: skip
+_NAME_KEY_BEFORE = re.compile(r"name:[ \t]*[\"']?$")
+_AFTER_SCHEME = re.compile(r"[ \t]+(?P<v>[^\s\"'`]{1,2048})")
+_NEXT_LINE_VALUE = re.compile(r"[ \t]*-?[ \t]*value[ \t]*:[ \t]*[\"']?(?P<v>[^\s\"'#]{1,2048})")
+
+
+@functools.lru_cache(maxsize=8192)  # names repeat: `key`, `self.token`, `password`
+def name_strength(name: str) -> Strength | None:
+    """How strongly a name announces a secret, or None when it names something else."""
+    words = [w.lower() for w in _SPLIT.split(_CAMEL.sub("_", name.strip("-$@.:"))) if w]
+    if not words or _PUBLIC & set(words):
+        return None
+    if words[-1] == "key" and len(words) > 1 and words[-2] in _STRONG_KEY_OWNERS:
+        return Strength.TOKEN  # SECRET_KEY, api.key, AccountKey
+    if words[-1] in _NOT_THE_SECRET and len(words) > 1:
+        return None  # TOKEN_URL, secret_name, TOKEN_KEY (the name of a key, not a key)
+    for i, word in enumerate(words):
+        if word.endswith(("password", "passwd", "passphrase")) or word in {"pwd", "pass", "pw"}:
+            return Strength.PASSWORD
+        if word.endswith(("token", "secret", "apikey", "credential", "credentials")) or word in {
+            "authorization",
+            "auth",
+            "bearer",
+            "dsn",
+            "sas",
+            "pat",
+            "privatekey",
+        }:
+            return Strength.TOKEN
+        if word == "key" and i > 0 and i == len(words) - 1:  # KeyMeshing names no key
+            owner = words[i - 1]
+            if owner in _STRONG_KEY_OWNERS:
+                return Strength.TOKEN
+            return None if owner in _WEAK_KEY_OWNERS_NOT else Strength.WEAK
+    return Strength.WEAK if words == ["key"] else None
+
+
+def names_something_else(name: str) -> bool:
+    """A name that is not a secret's and ends in a word naming something else (`client_id`)."""
+    words = [w.lower() for w in _SPLIT.split(_CAMEL.sub("_", name)) if w]
+    return bool(words) and name_strength(name) is None and words[-1] in _NOT_THE_SECRET
+
+
+# curl -u user:secret, --user 'user:secret', -u ":secret"
+_USER_FLAG = re.compile(
+    r"(?:^|[ \t])(?:-u|--user)[ \t]+[\"']?[^\s:\"'$]{0,64}:"
+    r"[\"']?(?P<v>[^\s\"'$][^\s\"']{3,255})[\"']?(?=\s|$)",
+    re.M,
+)
+
+
+def user_flag_hits(text: str) -> Iterator[Hit]:
+    """Basic-auth credentials on a command line: `curl -u name:password`."""
+    if "-u" not in text:
+        return
+    for match in _USER_FLAG.finditer(text):
+        value = match.group("v")
+        if not is_placeholder(value) and not _names_something(value):
+            yield Hit(match.start("v"), match.end("v"), "command_line_password")
+
+
+def keyword_hits(text: str, folded: str, path: str) -> Iterator[Hit]:
+    yield from user_flag_hits(text)
+    code = path.lower().endswith(_CODE_SUFFIXES)
+    done = -1
+    for _, at, stop in _FINDER.find_matches_as_indexes(folded):
+        if at < done:
+            continue
+        start, end = _name_span(text, at, stop)
+        strength = name_strength(text[start:end])
+        if strength is None:
+            done = end
+            continue
+        hit, done = _value_after(text, start, end, strength, code)
+        if hit is not None:
+            yield hit
+
+
+def _name_span(text: str, start: int, end: int) -> tuple[int, int]:
+    window = text[max(0, start - 80) : start]
+    begin = start - (len(window) - len(window.rstrip(_NAME_CHARS)))
+    after = _NAME_AFTER.match(text, end)
+    return begin, (after.end() if after else end)
+
+
+def _value_after(
+    text: str, start: int, end: int, strength: Strength, code: bool
+) -> tuple[Hit | None, int]:
+    """The secret assigned to the name at start:end, if any, and where the scan goes on.
+
+    The scan resumes after the value even when it is refused: words inside a
+    value (`key=key=key...`) are not names, and judging each again costs a lot.
+    """
+    tail = _TAIL.match(text, end)
+    if tail is None:
+        return _kubernetes_env_value(text, start, end, strength), end
+    if tail.group("op") in (" ", "\t") and not _space_assigns(text, start, text[start:end]):
+        return None, end
+    hit = _judged(text, tail, strength, code)
+    return hit, max(tail.end(), hit.end if hit is not None else 0)
+
+
+def _judged(text: str, tail: re.Match[str], strength: Strength, code: bool) -> Hit | None:
+    quoted = tail.group("quoted")
+    group = "quoted" if quoted is not None else "bare"
+    value = tail.group(group)
+    begin = tail.start(group)
+    if quoted is None:
+        value = value.rstrip(",;)]}>")
+    if value.lower() in _SCHEME_WORDS and strength is not Strength.WEAK:
+        return _after_scheme(text, tail.end(group), strength)
+    if quoted is None and code:
+        return None  # in code an unquoted value is an expression, not a literal
+    if not _secret_value(value, strength):
+        return None
+    return Hit(begin, begin + len(value), "keyword_secret")
+
+
+def _space_assigns(text: str, start: int, name: str) -> bool:
+    """A space separates a name from its value: a flag, a header scheme or a Dockerfile ENV/ARG."""
+    if name.startswith("--") or name.lower() == "bearer":
+        return True
+    before = text[max(0, start - 16) : start]
+    return before[before.rfind("\n") + 1 :].strip().upper() in {"ENV", "ARG"}
+
+
+def _after_scheme(text: str, at: int, strength: Strength) -> Hit | None:
+    """`Authorization: Bearer VALUE`: the credential is the word after the scheme."""
+    match = _AFTER_SCHEME.match(text, at)
+    if match is None:
+        return None
+    value = match.group("v").rstrip(",;)]}>\\")
+    if not _secret_value(value, strength):
+        return None
+    return Hit(match.start("v"), match.start("v") + len(value), "authorization")
+
+
+def _kubernetes_env_value(text: str, start: int, end: int, strength: Strength) -> Hit | None:
+    """`- name: API_TOKEN` then `value: ...` on the next line (Kubernetes and compose env lists)."""
+    if not _NAME_KEY_BEFORE.search(text[max(0, start - 16) : start]):
+        return None
+    line_end = text.find("\n", end, end + 16)  # only spaces or a quote may follow the name
+    if line_end < 0 or text[end:line_end].strip(" \t\"'\r"):
+        return None
+    match = _NEXT_LINE_VALUE.match(text, line_end + 1)
+    if match is None or not _secret_value(match.group("v"), strength):
+        return None
+    return Hit(match.start("v"), match.end("v"), "keyword_secret")
+
+
+def _secret_value(value: str, strength: Strength) -> bool:
+    if len(value) < 6 or is_placeholder(value):
+        return False
+    if strength is Strength.WEAK:
+        return looks_random(value) and not is_uuid(value)
+    if strength is Strength.PASSWORD:
+        return not _names_something(value)
+    if is_harmless(value):
+        return False
+    return len(value) >= 20 or (len(value) >= 8 and character_classes(value) >= 2)
+
+
+_SOMETHING = re.compile(
+    r"^[a-zA-Z][a-zA-Z0-9+.-]*://(?!.*@)|^(?:/|\./|\.\./|~/)|\.(?:html?|txt|json|ya?ml|pem|key|env)$"
+    r"|[()\[\]]|^(?:os|env|process|settings|config|self|this|request|form|args|kwargs)\."
+    r"|^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+$"
+)
+
+
+def _names_something(value: str) -> bool:
+    """A password's value that is a reference (URL, path, file, call, attribute), not a password."""
+    return _SOMETHING.search(value) is not None

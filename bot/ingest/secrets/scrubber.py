@@ -1,0 +1,124 @@
+"""`scrub`: every detector's findings merged, then redacted without moving a line."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from bot.ingest.secrets.keywords import keyword_hits, names_something_else
+from bot.ingest.secrets.providers import RULES
+from bot.ingest.secrets.rules import Hit, RuleSet
+from bot.ingest.secrets.shapes import URL_RULES, private_key_hits
+from bot.ingest.secrets.values import (
+    decodes_to_data,
+    is_harmless,
+    is_hex_digest,
+    is_placeholder,
+    is_uuid,
+    shannon_entropy,
+)
+
+REDACTED = "[REDACTED]"
+TOKEN_RULES = RuleSet((*RULES, *URL_RULES))
+
+_CONFIG_SUFFIXES = (
+    ".env", ".ini", ".cfg", ".conf", ".toml", ".yaml", ".yml", ".json", ".properties", ".tfvars",
+)  # fmt: skip
+# A long unquoted-or-quoted value ending a line of a configuration file, under any key.
+_CONFIG_VALUE = re.compile(r"(?m)[=:][ \t]*[\"']?([A-Za-z0-9+/=_\-.]{20,256})[\"']?,?[ \t]*$")
+_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+@dataclass(frozen=True, slots=True)
+class ScrubResult:
+    text: str
+    found: Counter[str]
+
+
+def scrub(text: str, path: str = "") -> ScrubResult:
+    """Redact secrets in `text`; the result has exactly as many lines as the input."""
+    hits = list(find_secrets(text, path))
+    if not hits:
+        return ScrubResult(text, Counter())
+    return _redact(text, hits)
+
+
+def find_secrets(text: str, path: str = "") -> Iterator[Hit]:
+    """Where the secrets of `text` are; spans may overlap and never hold a newline."""
+    yield from private_key_hits(text)
+    tokens = list(TOKEN_RULES.scan(text))
+    yield from tokens
+    folded = text.lower()
+    if len(folded) != len(text):  # a few characters lower-case to two; keep positions aligned
+        folded = text.translate(_ASCII_LOWER)
+    for hit in keyword_hits(text, folded, path):
+        # A value holding a token (a connection string with an AccountKey) loses the token only.
+        if not any(hit.start <= t.start and t.end <= hit.end for t in tokens):
+            yield hit
+    if _is_config(path):
+        yield from _high_entropy_values(text)
+
+
+def holds_token(text: str) -> bool:
+    """Whether a provider token or credential shape occurs in `text` (a path, a name)."""
+    return next(iter(TOKEN_RULES.scan(text)), None) is not None
+
+
+def _redact(text: str, hits: Iterable[Hit]) -> ScrubResult:
+    found: Counter[str] = Counter()
+    parts: list[str] = []
+    done = 0
+    for start, end, kind in _merged(hits):
+        if end <= done:
+            continue
+        start = max(start, done)
+        parts.append(text[done:start])
+        # A span never crosses a line end, so the line count holds; guard it anyway.
+        parts.append(
+            "\n".join(REDACTED if piece else piece for piece in text[start:end].split("\n"))
+        )
+        if kind:
+            found[kind] += 1
+        done = end
+    parts.append(text[done:])
+    return ScrubResult("".join(parts), found)
+
+
+def _merged(hits: Iterable[Hit]) -> Iterator[tuple[int, int, str]]:
+    ordered = sorted(hits, key=lambda h: (h.start, -h.end))
+    current: tuple[int, int, str] | None = None
+    for hit in ordered:
+        if current is not None and hit.start < current[1]:
+            current = (current[0], max(current[1], hit.end), current[2])
+            continue
+        if current is not None:
+            yield current
+        current = (hit.start, hit.end, hit.kind)
+    if current is not None:
+        yield current
+
+
+def _high_entropy_values(text: str) -> Iterator[Hit]:
+    for match in _CONFIG_VALUE.finditer(text):
+        value = match.group(1)
+        if shannon_entropy(value) < 4.0 or is_placeholder(value) or is_harmless(value):
+            continue
+        if decodes_to_data(value) or is_uuid(value) or is_hex_digest(value):
+            continue
+        if names_something_else(_name_before(text, match.start())):
+            continue  # client_id, checksum_url: the name says what the value is
+        yield Hit(match.start(1), match.end(1), "high_entropy")
+
+
+def _name_before(text: str, at: int) -> str:
+    """The key a value is assigned to: the name just before the `=` or `:` at `at`."""
+    window = text[max(0, at - 80) : at].rstrip(" \t\"'")
+    return window[len(window.rstrip(_NAME_CHARS)) :]
+
+
+def _is_config(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1].lower()
+    return name.endswith(_CONFIG_SUFFIXES) or name.startswith(".env") or name == "dockerfile"

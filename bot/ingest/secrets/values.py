@@ -1,0 +1,169 @@
+"""Judging a candidate value: placeholder, random-looking, or something harmless.
+
+Placeholders are kept as they are, because redacting them damages answers
+about configuration ("set GITLAB_TOKEN to <your-token>") and hides nothing:
+a run of one character (`xxxx`, `****`, `0000`), anything in angle brackets
+or template braces (`<token>`, `${TOKEN}`, `{{ token }}`, `%(token)s`), a
+shell variable (`$TOKEN`), the words people write instead of a value
+(`changeme`, `your-api-key`, `example`, `dummy`, `placeholder`, `redacted`,
+`todo`, ...), and the documentation examples of AWS (`AKIAIOSFODNN7EXAMPLE`,
+`wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`), which AWS publishes as not
+working keys.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from collections import Counter
+
+_PLACEHOLDER_WORDS = re.compile(
+    r"(?i)^(?:changeme|change[_-]?me|change[_-]?this|replace[_-]?me|your[_-].*|my[_-]?(?:token|secret|key|password)"
+    r"|example.*|.*[_-]example|sample.*|dummy.*|fake.*|placeholder.*|redacted|none|null|nil|true|false"
+    r"|password|passwd|pass|pw|pwd|secret|token|test|testing|foobar|foo|bar|baz|todo|tbd|fixme|insert.*|enter.*"
+    r"|put[_-].*|add[_-].*|set[_-].*|xxx.*|\*+|required|optional|default|empty|string|str|value|secret[_-]?value"
+    r"|<.*|.*>|not[_-]?set|unset|undefined|n/?a)$"
+)
+_TEMPLATED = re.compile(r"[{}]|%\(|^\$[A-Za-z_(]|^%[A-Za-z_]+%$|\.\.\.|…")
+_AWS_EXAMPLES = frozenset(
+    {
+        "AKIAIOSFODNN7EXAMPLE",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+    }
+)
+_REPEATED = re.compile(r"(.)\1{7,}")  # a random body never repeats one character eight times
+
+
+def is_placeholder(value: str) -> bool:
+    """A value written in place of a real secret (see the module docstring)."""
+    stripped = value.strip("'\"`")
+    if len(set(stripped)) <= 2 or stripped in _AWS_EXAMPLES:
+        return True
+    if _TEMPLATED.search(stripped) or _PLACEHOLDER_WORDS.match(stripped):
+        return True
+    return _REPEATED.search(stripped) is not None and not stripped.startswith(
+        "AAAAAAAAAAAAAAAAAAAAA"
+    )
+
+
+_FILLER_WORDS = re.compile(r"EXAMPLE|HERE|Here|YOUR|Your|RANDOM|Random|<|\$\{")
+
+
+def has_placeholder_body(value: str) -> bool:
+    """A provider-shaped token whose body is filler: `ghp_xxxxxxxx...`, `sk-...EXAMPLE...`."""
+    return (
+        value in _AWS_EXAMPLES
+        or _REPEATED.search(value.lstrip("A")) is not None
+        or _FILLER_WORDS.search(value) is not None
+        or (len(value) >= 16 and shannon_entropy(value) < 3.0)  # GR1348941 + "1231231231..."
+    )
+
+
+def shannon_entropy(value: str) -> float:
+    counts = Counter(value)
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def character_classes(value: str) -> int:
+    return sum(
+        (
+            any(c.islower() for c in value),
+            any(c.isupper() for c in value),
+            any(c.isdigit() for c in value),
+        )
+    )
+
+
+def looks_random(value: str, *, min_length: int = 16) -> bool:
+    """Whether a value has the look of a generated key rather than words, a name or a digest."""
+    if len(value) < min_length or is_placeholder(value) or is_harmless(value):
+        return False
+    if is_hex_digest(value):
+        return False
+    if character_classes(value) < 2:
+        return False
+    return shannon_entropy(value) >= (3.0 if len(value) < 32 else 3.3)
+
+
+_URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+_PATH = re.compile(r"^(?:/|\./|\.\./|~/|[A-Za-z]:\\)|^[\w.-]+(?:/[\w.-]+)+\.[A-Za-z]{1,5}$")
+_FILE_NAME = re.compile(r"^[\w.-]+\.[a-z]{2,10}$")
+_IDENTIFIER = re.compile(r"^(?:[A-Z][a-z]+){2,}\d{0,3}$|^[a-z]+(?:[A-Z][a-z]+)+\d{0,3}$")
+_VERSIONED = re.compile(r"[-_]v?\d+\.\d+(?:\.\d+)?$")
+_DOTTED_NAME = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+(?:\(\))?$")
+_HEADER_NAME = re.compile(r"^(?:X-)?[A-Z][a-z]+(?:-[A-Z][a-z]*)+$")
+_WORDS = re.compile(r"^[a-z]+(?:[-_ ][a-z0-9]+)*$|^[A-Z]+(?:_[A-Z0-9]+)+$")
+_CODE = re.compile(
+    r"[()\[\]\\]|&[a-z]+;|&#\d+;|^(?:os\.|env\.|process\.env|settings\.|config\.|self\.|this\.)"
+)
+_HASH = re.compile(r"^(?:sha\d+|md5|sha|blake2b?|git|h1)[-:]")
+_HEX_DIGEST = re.compile(r"^[0-9a-f]{7,128}$")
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+
+
+def is_hex_digest(value: str) -> bool:
+    """A git SHA or a content hash, when nothing names it a secret."""
+    return _HEX_DIGEST.match(value) is not None
+
+
+def is_uuid(value: str) -> bool:
+    return _UUID.match(value) is not None
+
+
+_PUBLIC_IDS = re.compile(
+    r"\.apps\.googleusercontent\.com$|^pk_(?:live|test)_|^pk\.eyJ|^phc_"
+    r"|^ssh-(?:rsa|ed25519|dss) |^ecdsa-sha2-|^AC[0-9a-f]{32}$|^mob-"
+)
+_ARN = re.compile(r"^arn:aws[\w-]*:")
+
+
+def is_harmless(value: str) -> bool:
+    """URLs without credentials, paths, file names, names, header names, hashes, public ids."""
+    return bool(
+        _URL.match(value)
+        or _PATH.match(value)
+        or _FILE_NAME.match(value)
+        or _IDENTIFIER.match(value)
+        or _VERSIONED.search(value)
+        or _DOTTED_NAME.match(value)
+        or _HEADER_NAME.match(value)
+        or _WORDS.match(value)
+        or _CODE.search(value)
+        or _HASH.match(value)
+        or _PUBLIC_IDS.search(value)
+        or _ARN.match(value)
+    )
+
+
+_B64_BODY = re.compile(r"^[A-Za-z0-9+/_-]+={0,2}$")
+_FILE_MAGIC = (
+    b"\x89PNG",
+    b"GIF8",
+    b"\xff\xd8\xff",
+    b"%PDF",
+    b"PK\x03\x04",
+    b"RIFF",
+    b"<svg",
+    b"<?xml",
+)
+
+
+def decodes_to_data(value: str) -> bool:
+    """Base64 that decodes to text, a known file format or a certificate: a fixture, not a key."""
+    if len(value) < 16 or not _B64_BODY.match(value):
+        return False
+    chunk = value[: len(value) - len(value) % 4] if "=" not in value else value
+    try:
+        raw = base64.b64decode(chunk.replace("-", "+").replace("_", "/") + "=" * (-len(chunk) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    if raw.startswith(_FILE_MAGIC) or b"CERTIFICATE" in raw[:64] or b"PUBLIC KEY" in raw[:64]:
+        return True
+    if not raw:
+        return False
+    printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in raw)
+    return printable / len(raw) > 0.95

@@ -1,0 +1,1 @@
+"""A corpus of planted secrets and harmless look-alikes, and the figures the scrubber gets on it."""
