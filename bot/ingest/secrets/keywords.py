@@ -2,9 +2,9 @@
 
 The scan starts at each secret-sounding word of the file (a cheap search on
 the lower-cased text), takes the whole name around it, judges the name, and
-reads the value assigned to it: quoted or not, after `=`, `:`, `:=`, `=>`,
-`?=`, a flag's space (`--token VALUE`), an `ENV NAME VALUE` line or an
-`Authorization: Bearer VALUE` header. A name that ends in a word naming
+reads the value assigned to it (or compared with it): quoted or not, after
+`=`, `:`, `:=`, `=>`, `?=`, `==`, `!==`, a flag's space (`--token VALUE`), an
+`ENV NAME VALUE` line or an `Authorization: Bearer VALUE` header. A name that ends in a word naming
 something other than the secret (`TOKEN_URL`, `PASSWORD_RESET_TEMPLATE`,
 `API_KEY_HEADER`, `secret_name`, `password_file`) is not a secret's name;
 the value must still look like a secret, not a path, URL, name or call.
@@ -25,6 +25,7 @@ from bot.ingest.secrets.values import (
     is_harmless,
     is_placeholder,
     is_uuid,
+    looks_generated,
     looks_random,
 )
 
@@ -88,10 +89,13 @@ _SCHEME_WORDS = frozenset(
 )
 
 # What follows a name: an optional closing quote or bracket, an operator, then the value.
+# Go and TypeScript may put a type between the name: `var apiToken string = "..."`.
 _TAIL = re.compile(
-    r"[\"'\]]{0,2}[ \t]*(?P<op>=>|:=|\?=|\+=|=|:|[ \t])[ \t]*"
+    r"[\"'\]]{0,2}(?:[ \t]*:?[ \t]*(?:string|String|str)(?=[ \t]*=))?"
+    r"[ \t]*(?P<op>===|!==|==|!=|=>|:=|\?=|\+=|=|:|[ \t])[ \t]*"
     r"(?:[rbuRBUfF]?(?P<q>[\"'`])(?P<quoted>[^\"'`\s]{1,2048})(?P=q)|(?P<bare>[^\s\"'`;]{1,2048}))"
 )
+_COMPARISONS = frozenset({"===", "!==", "==", "!="})
 _CODE_SUFFIXES = (
     ".py", ".pyi", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".go", ".java", ".kt", ".kts",
     ".rb", ".rs", ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".php", ".swift", ".scala", ".m",
@@ -192,8 +196,11 @@ def _value_after(
     tail = _TAIL.match(text, end)
     if tail is None:
         return _kubernetes_env_value(text, start, end, strength), end
-    if tail.group("op") in (" ", "\t") and not _space_assigns(text, start, text[start:end]):
+    op = tail.group("op")
+    if op in (" ", "\t") and not _space_assigns(text, start, text[start:end]):
         return None, end
+    if op in _COMPARISONS and strength is Strength.WEAK:
+        return None, end  # `key == "DocumentDBEventSourceConfig"`: code looking at a name
     hit = _judged(text, tail, strength, code)
     return hit, max(tail.end(), hit.end if hit is not None else 0)
 
@@ -207,11 +214,19 @@ def _judged(text: str, tail: re.Match[str], strength: Strength, code: bool) -> H
         value = value.rstrip(",;)]}>")
     if value.lower() in _SCHEME_WORDS and strength is not Strength.WEAK:
         return _after_scheme(text, tail.end(group), strength)
-    if quoted is None and code:
+    if quoted is None and code and not _literal_in_code(value):
         return None  # in code an unquoted value is an expression, not a literal
-    if not _secret_value(value, strength):
+    if not _secret_value(value, strength, literal=quoted is not None):
         return None
     return Hit(begin, begin + len(value), "keyword_secret")
+
+
+def _literal_in_code(value: str) -> bool:
+    """An unquoted value in a code file that cannot be a name or an expression: long,
+    random, mixing lower and upper case with digits (`token=Zf3D0q...` in a docstring or a
+    log line quoted in a comment). Names (`API_TOKEN_DEFAULT`, `PKCS7PrivateKeyTypes`)
+    never are: their character classes change far less often than a random key's."""
+    return len(value) >= 20 and character_classes(value) == 3 and looks_generated(value)
 
 
 def _space_assigns(text: str, start: int, name: str) -> bool:
@@ -246,25 +261,30 @@ def _kubernetes_env_value(text: str, start: int, end: int, strength: Strength) -
     return Hit(match.start("v"), match.end("v"), "keyword_secret")
 
 
-def _secret_value(value: str, strength: Strength) -> bool:
+def _secret_value(value: str, strength: Strength, *, literal: bool = False) -> bool:
+    """`literal`: the value was quoted, so brackets are its characters, not code."""
     if len(value) < 6 or is_placeholder(value):
         return False
     if strength is Strength.WEAK:
         return looks_random(value) and not is_uuid(value)
     if strength is Strength.PASSWORD:
-        return not _names_something(value)
-    if is_harmless(value):
+        return not _names_something(value, literal=literal)
+    if is_harmless(value, literal=literal):
         return False
     return len(value) >= 20 or (len(value) >= 8 and character_classes(value) >= 2)
 
 
 _SOMETHING = re.compile(
     r"^[a-zA-Z][a-zA-Z0-9+.-]*://(?!.*@)|^(?:/|\./|\.\./|~/)|\.(?:html?|txt|json|ya?ml|pem|key|env)$"
-    r"|[()\[\]]|^(?:os|env|process|settings|config|self|this|request|form|args|kwargs)\."
+    r"|^(?:os|env|process|settings|config|self|this|request|form|args|kwargs)\."
     r"|^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+$"
 )
+_CALL = re.compile(r"[()\[\]]")
+_QUOTED_CALL = re.compile(r"^[\w.]+\([^()]*\)$|^[\w.]+\[[^\[\]]*\]$")
 
 
-def _names_something(value: str) -> bool:
+def _names_something(value: str, *, literal: bool = False) -> bool:
     """A password's value that is a reference (URL, path, file, call, attribute), not a password."""
-    return _SOMETHING.search(value) is not None
+    if _SOMETHING.search(value):
+        return True
+    return (_QUOTED_CALL if literal else _CALL).search(value) is not None

@@ -17,6 +17,7 @@ from bot.ingest.secrets.values import (
     is_hex_digest,
     is_placeholder,
     is_uuid,
+    looks_generated,
     shannon_entropy,
 )
 
@@ -43,7 +44,7 @@ def scrub(text: str, path: str = "") -> ScrubResult:
     hits = list(find_secrets(text, path))
     if not hits:
         return ScrubResult(text, Counter())
-    return _redact(text, hits)
+    return _redact(text, [*hits, *_repeats(text, hits)])
 
 
 def find_secrets(text: str, path: str = "") -> Iterator[Hit]:
@@ -60,6 +61,33 @@ def find_secrets(text: str, path: str = "") -> Iterator[Hit]:
             yield hit
     if _is_config(path):
         yield from _high_entropy_values(text)
+
+
+_REPEAT_MIN = 16
+# Kinds judged by context (a name, a config line): their values are repeated only when
+# they look generated, so one doubtful call is not copied across a file.
+_BY_CONTEXT = frozenset(
+    {"keyword_secret", "authorization", "command_line_password", "high_entropy"}
+)
+
+
+def _repeats(text: str, hits: list[Hit]) -> Iterator[Hit]:
+    """Every other occurrence of a value already judged secret: the same token in a log
+    line, a second argument or an example output is as secret as where it was found."""
+    values = {
+        value
+        for h in hits
+        if h.end - h.start >= _REPEAT_MIN
+        and (
+            (value := text[h.start : h.end])
+            and (h.kind not in _BY_CONTEXT or looks_generated(value))
+        )
+    }
+    for value in values:
+        at = text.find(value)
+        while at >= 0:
+            yield Hit(at, at + len(value), "")
+            at = text.find(value, at + len(value))
 
 
 def holds_token(text: str) -> bool:

@@ -18,6 +18,7 @@ import binascii
 import math
 import re
 from collections import Counter
+from itertools import pairwise
 
 _PLACEHOLDER_WORDS = re.compile(
     r"(?i)^(?:changeme|change[_-]?me|change[_-]?this|replace[_-]?me|your[_-].*|my[_-]?(?:token|secret|key|password)"
@@ -26,7 +27,12 @@ _PLACEHOLDER_WORDS = re.compile(
     r"|put[_-].*|add[_-].*|set[_-].*|xxx.*|\*+|required|optional|default|empty|string|str|value|secret[_-]?value"
     r"|<.*|.*>|not[_-]?set|unset|undefined|n/?a)$"
 )
-_TEMPLATED = re.compile(r"[{}]|%\(|^\$[A-Za-z_(]|^%[A-Za-z_]+%$|\.\.\.|…")
+_TEMPLATED = re.compile(r"^\$[A-Za-z_(]|^%[A-Za-z_]+%$|\.\.\.|…")
+# Interpolations: `${NAME}`, `{{ name }}`, `{% tag %}`, `%(name)s`, `{name}`, `$(cmd)`.
+_TEMPLATE_PART = re.compile(
+    r"\$\{[\w.:|/ -]*\}|\{\{[^{}]*\}\}|\{%[^{}]*%\}|%\([\w.-]+\)[sdr]"
+    r"|\{[A-Za-z_][\w.]*(?:![rsa])?(?::[^{}]*)?\}|\$\([^()]*\)"
+)
 _AWS_EXAMPLES = frozenset(
     {
         "AKIAIOSFODNN7EXAMPLE",
@@ -44,9 +50,25 @@ def is_placeholder(value: str) -> bool:
         return True
     if _TEMPLATED.search(stripped) or _PLACEHOLDER_WORDS.match(stripped):
         return True
+    if _templated(stripped):
+        return True
     return _REPEATED.search(stripped) is not None and not stripped.startswith(
         "AAAAAAAAAAAAAAAAAAAAA"
     )
+
+
+def _templated(value: str) -> bool:
+    """A value filled in from elsewhere: little but interpolations (`${DB_PASSWORD}`,
+    `Bearer {{ token }}`). Braces alone do not make one: `m{{h}o)p${e]nob(ody...` is a
+    password whose punctuation happens to include them."""
+    if "{" not in value and "$(" not in value and "%(" not in value:
+        return False
+    rest = _TEMPLATE_PART.sub("", value)
+    if rest == value:
+        return False
+    letters = "".join(c for c in rest if c.isalnum())
+    # Little left, or a name around the interpolation: f"{kind}EventAttributes".
+    return len(letters) < 8 or shannon_entropy(letters) < 3.0 or bool(_IDENTIFIER.match(letters))
 
 
 _FILLER_WORDS = re.compile(r"EXAMPLE|HERE|Here|YOUR|Your|RANDOM|Random|<|\$\{")
@@ -60,6 +82,35 @@ def has_placeholder_body(value: str) -> bool:
         or _FILLER_WORDS.search(value) is not None
         or (len(value) >= 16 and shannon_entropy(value) < 3.0)  # GR1348941 + "1231231231..."
     )
+
+
+def _character_class(c: str) -> int:
+    return 0 if c.islower() else 1 if c.isupper() else 2 if c.isdigit() else 3
+
+
+def class_changes(value: str) -> float:
+    """How often neighbouring characters change class (lower, upper, digit, other): about
+    0.6 in a random base62 or base64 key, 0.5 in hex, 0.2-0.35 in CamelCase names with
+    digits (`PKCS7PrivateKeyTypes`, `MLKEM768X25519PrivateKey`)."""
+    if len(value) < 2:
+        return 0.0
+    classes = [_character_class(c) for c in value]
+    return sum(a != b for a, b in pairwise(classes)) / (len(value) - 1)
+
+
+def looks_generated(value: str) -> bool:
+    """A long random value that is no name, whatever its context: safe to redact wherever
+    it occurs again, or unquoted in code."""
+    return (
+        len(value) >= 16
+        and _TOKEN_CHARS.match(value) is not None
+        and not is_uuid(value)  # ids in examples repeat everywhere; a UUID is rarely a key
+        and class_changes(value) >= 0.4
+        and looks_random(value)
+    )
+
+
+_TOKEN_CHARS = re.compile(r"^[A-Za-z0-9_\-+/=]+$")
 
 
 def shannon_entropy(value: str) -> float:
@@ -97,9 +148,14 @@ _VERSIONED = re.compile(r"[-_]v?\d+\.\d+(?:\.\d+)?$")
 _DOTTED_NAME = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+(?:\(\))?$")
 _HEADER_NAME = re.compile(r"^(?:X-)?[A-Z][a-z]+(?:-[A-Z][a-z]*)+$")
 _WORDS = re.compile(r"^[a-z]+(?:[-_ ][a-z0-9]+)*$|^[A-Z]+(?:_[A-Z0-9]+)+$")
-_CODE = re.compile(
-    r"[()\[\]\\]|&[a-z]+;|&#\d+;|^(?:os\.|env\.|process\.env|settings\.|config\.|self\.|this\.)"
+_REFERENCE = re.compile(
+    r"&[a-z]+;|&#\d+;|^(?:os\.|env\.|process\.env|settings\.|config\.|self\.|this\.)"
 )
+_BRACKETS = re.compile(r"[()\[\]\\]")  # unquoted: a call, an index, an escape
+# Quoted, but still code: a call or an index written as a string, an escape, a regex.
+_LITERAL_CODE = re.compile(r"^[A-Za-z_][\w.]*[\[(]|\\|\[\^|\(\?[:=!<P]|\][{*+?]|\{\d+(?:,\d*)?\}")
+# Several fields in one value (`purpose,Value=production},{Key=cost`): a structure, not a key.
+_STRUCTURED = re.compile(r"[{},].*=\w|=\w.*[{},]")
 _HASH = re.compile(r"^(?:sha\d+|md5|sha|blake2b?|git|h1)[-:]")
 _HEX_DIGEST = re.compile(r"^[0-9a-f]{7,128}$")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
@@ -121,8 +177,18 @@ _PUBLIC_IDS = re.compile(
 _ARN = re.compile(r"^arn:aws[\w-]*:")
 
 
-def is_harmless(value: str) -> bool:
-    """URLs without credentials, paths, file names, names, header names, hashes, public ids."""
+def is_harmless(value: str, *, literal: bool = False) -> bool:
+    """URLs without credentials, paths, file names, names, header names, hashes, public ids.
+
+    `literal`: the value is a quoted string, so brackets in it are characters of the
+    value, not code (`"m{{h}o)p${e]nob(ody..."` is a password, `get(x)` unquoted is a call).
+    """
+    if _harmless_shape(value) or _REFERENCE.search(value) or _STRUCTURED.search(value):
+        return True
+    return (_LITERAL_CODE if literal else _BRACKETS).search(value) is not None
+
+
+def _harmless_shape(value: str) -> bool:
     return bool(
         _URL.match(value)
         or _PATH.match(value)
@@ -132,7 +198,6 @@ def is_harmless(value: str) -> bool:
         or _DOTTED_NAME.match(value)
         or _HEADER_NAME.match(value)
         or _WORDS.match(value)
-        or _CODE.search(value)
         or _HASH.match(value)
         or _PUBLIC_IDS.search(value)
         or _ARN.match(value)
