@@ -235,6 +235,32 @@ TOKEN = "q8Zt2LmV9xRk4WnB7cYd3FgH"
         ("main.go", f'var sonarToken string = "{TOKEN}"', TOKEN),
         ("app/client.py", f"# curl log: token={TOKEN}", TOKEN),
         ("aws/iam.json", '"Password": "h]6EszR}vJ*m"', "h]6EszR}vJ*m"),
+        (
+            "app/log.py",
+            "# [DEBUG] Using API_KEY=oxpf4a93fjovt0v1z6lltcbcizlrml98",
+            "oxpf4a93fjovt0v1z6lltcbcizlrml98",
+        ),
+        (
+            "app/log.py",
+            "# using token = 81a1411a7e276fd88819df3137eb",
+            "81a1411a7e276fd88819df3137eb",
+        ),
+        (
+            "settings.xml",
+            "<password>Iw2IAN9XUsQeYUrkMGP3kP59</password>",
+            "Iw2IAN9XUsQeYUrkMGP3kP59",
+        ),
+        (
+            "jenkins.xml",
+            "<secret>{AQAAABAAA 5422358j60yxo9nc0dbpxby602tsxd6j}</secret>",
+            "{AQAAABAAA 5422358j60yxo9nc0dbpxby602tsxd6j}",
+        ),
+        ("NuGet.config", '<add key="ClearTextPassword" value="q8Zt2LmV9xRk" />', "q8Zt2LmV9xRk"),
+        (
+            "vault.py",
+            "secret_id = '8765b4c3-21fe-dcba-9876-0fedcba98765'",
+            "8765b4c3-21fe-dcba-9876-0fedcba98765",
+        ),
     ],
 )
 def test_secrets_in_the_holdouts_shapes_are_redacted(path, line, secret):
@@ -263,6 +289,11 @@ def test_a_secret_found_once_is_redacted_wherever_it_occurs_again():
         ("lexers/jsonnet.py", "jsonnet_token = r'[^\\W\\d]\\w*'"),
         ("util/url.py", '_HEX_PAT = "[0-9A-Fa-f]{1,4}"'),
         ("paginators.json", '"output_token": "Jobs[-1].JobId",'),
+        ("settings.xml", "<password>${env.DB_PASSWORD}</password>"),
+        ("web.config", '<add key="ApiKeyHeader" value="X-Api-Key" />'),
+        ("test_plist.py", '"<key>key inside an array2</key><real>3</real>",'),
+        ("moto/events.py", 'secret_id=f"events!connection/{connection_id}/auth",'),
+        ("tests/conf.py", 'password = "somefakekey"'),
     ],
 )
 def test_code_and_templates_that_only_look_like_secrets_are_left_alone(path, line):

@@ -114,6 +114,8 @@ def name_strength(name: str) -> Strength | None:
         return None
     if words[-1] == "key" and len(words) > 1 and words[-2] in _STRONG_KEY_OWNERS:
         return Strength.TOKEN  # SECRET_KEY, api.key, AccountKey
+    if words[-2:] == ["secret", "id"]:
+        return Strength.TOKEN  # Vault's AppRole secret_id is the credential itself
     if words[-1] in _NOT_THE_SECRET and len(words) > 1:
         return None  # TOKEN_URL, secret_name, TOKEN_KEY (the name of a key, not a key)
     for i, word in enumerate(words):
@@ -193,6 +195,9 @@ def _value_after(
     The scan resumes after the value even when it is refused: words inside a
     value (`key=key=key...`) are not names, and judging each again costs a lot.
     """
+    markup = _markup_value(text, start, end, strength)
+    if markup is not None:
+        return markup, markup.end
     tail = _TAIL.match(text, end)
     if tail is None:
         return _kubernetes_env_value(text, start, end, strength), end
@@ -202,6 +207,8 @@ def _value_after(
     if op in _COMPARISONS and strength is Strength.WEAK:
         return None, end  # `key == "DocumentDBEventSourceConfig"`: code looking at a name
     hit = _judged(text, tail, strength, code)
+    if hit is None and tail.group("quoted") and text[start:end].lower() in _NAMING_ATTRIBUTES:
+        return None, tail.start("quoted")  # `key="Password" value="..."`: the name is inside
     return hit, max(tail.end(), hit.end if hit is not None else 0)
 
 
@@ -226,7 +233,14 @@ def _literal_in_code(value: str) -> bool:
     random, mixing lower and upper case with digits (`token=Zf3D0q...` in a docstring or a
     log line quoted in a comment). Names (`API_TOKEN_DEFAULT`, `PKCS7PrivateKeyTypes`)
     never are: their character classes change far less often than a random key's."""
-    return len(value) >= 20 and character_classes(value) == 3 and looks_generated(value)
+    if len(value) < 16:
+        return False
+    if value[0].isdigit() and _TOKEN_BODY.match(value) and any(c.isalpha() for c in value):
+        return not is_uuid(value)  # `key=81a1411a7e...`: no identifier or number starts so
+    return len(value) >= 20 and character_classes(value) >= 2 and looks_generated(value)
+
+
+_TOKEN_BODY = re.compile(r"^[A-Za-z0-9_\-]+$")
 
 
 def _space_assigns(text: str, start: int, name: str) -> bool:
@@ -246,6 +260,30 @@ def _after_scheme(text: str, at: int, strength: Strength) -> Hit | None:
     if not _secret_value(value, strength):
         return None
     return Hit(match.start("v"), match.start("v") + len(value), "authorization")
+
+
+# `<password>VALUE</password>` (Maven settings, Jenkins credentials), and a name given as an
+# attribute beside its value: `<add key="Password" value="VALUE" />` (NuGet, .config files).
+_ELEMENT = re.compile(r">(?P<v>[^<>\n]{6,512})</")
+_ATTRIBUTE_PAIR = re.compile(r"[\"'][ \t]+value[ \t]*=[ \t]*[\"'](?P<v>[^\"'\n]{6,512})[\"']")
+_NAMING_ATTRIBUTES = frozenset({"key", "name"})
+_NAMING_ATTRIBUTE = re.compile(r"(?:key|name)[ \t]*=[ \t]*[\"']$")
+
+
+def _markup_value(text: str, start: int, end: int, strength: Strength) -> Hit | None:
+    if start > 0 and text[start - 1] == "<":
+        match = _ELEMENT.match(text, end)
+    elif _NAMING_ATTRIBUTE.search(text[max(0, start - 12) : start]):
+        match = _ATTRIBUTE_PAIR.match(text, end)
+    else:
+        return None
+    if match is None:
+        return None
+    value = match.group("v").strip()
+    if not _secret_value(value, strength, literal=True):
+        return None
+    begin = match.start("v") + match.group("v").index(value)
+    return Hit(begin, begin + len(value), "keyword_secret")
 
 
 def _kubernetes_env_value(text: str, start: int, end: int, strength: Strength) -> Hit | None:

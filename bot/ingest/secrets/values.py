@@ -22,7 +22,7 @@ from itertools import pairwise
 
 _PLACEHOLDER_WORDS = re.compile(
     r"(?i)^(?:changeme|change[_-]?me|change[_-]?this|replace[_-]?me|your[_-].*|my[_-]?(?:token|secret|key|password)"
-    r"|example.*|.*[_-]example|sample.*|dummy.*|fake.*|placeholder.*|redacted|none|null|nil|true|false"
+    r"|example.*|.*[_-]example|sample.*|.*dummy.*|.*fake.*|.*placeholder.*|.*changeme.*|redacted|none|null|nil|true|false"
     r"|password|passwd|pass|pw|pwd|secret|token|test|testing|foobar|foo|bar|baz|todo|tbd|fixme|insert.*|enter.*"
     r"|put[_-].*|add[_-].*|set[_-].*|xxx.*|\*+|required|optional|default|empty|string|str|value|secret[_-]?value"
     r"|<.*|.*>|not[_-]?set|unset|undefined|n/?a)$"
@@ -31,7 +31,7 @@ _TEMPLATED = re.compile(r"^\$[A-Za-z_(]|^%[A-Za-z_]+%$|\.\.\.|…")
 # Interpolations: `${NAME}`, `{{ name }}`, `{% tag %}`, `%(name)s`, `{name}`, `$(cmd)`.
 _TEMPLATE_PART = re.compile(
     r"\$\{[\w.:|/ -]*\}|\{\{[^{}]*\}\}|\{%[^{}]*%\}|%\([\w.-]+\)[sdr]"
-    r"|\{[A-Za-z_][\w.]*(?:![rsa])?(?::[^{}]*)?\}|\$\([^()]*\)"
+    r"|\{[A-Za-z_][\w.]{0,31}(?:![rsa])?(?::[^{}]{0,16})?\}|\$\([^()]*\)"
 )
 _AWS_EXAMPLES = frozenset(
     {
@@ -67,8 +67,14 @@ def _templated(value: str) -> bool:
     if rest == value:
         return False
     letters = "".join(c for c in rest if c.isalnum())
-    # Little left, or a name around the interpolation: f"{kind}EventAttributes".
-    return len(letters) < 8 or shannon_entropy(letters) < 3.0 or bool(_IDENTIFIER.match(letters))
+    # Little left, or names around the interpolation: f"{kind}EventAttributes",
+    # f"events!connection/{id}/auth".
+    return (
+        len(letters) < 8
+        or shannon_entropy(letters) < 3.0
+        or bool(_IDENTIFIER.match(letters))
+        or all(len(w) >= 3 and w.isalpha() for w in re.split(r"[^A-Za-z0-9]+", rest) if w)
+    )
 
 
 _FILLER_WORDS = re.compile(r"EXAMPLE|HERE|Here|YOUR|Your|RANDOM|Random|<|\$\{")
@@ -88,14 +94,22 @@ def _character_class(c: str) -> int:
     return 0 if c.islower() else 1 if c.isupper() else 2 if c.isdigit() else 3
 
 
+_CLASS_SIZES = (26, 26, 10, 4)  # lower, upper, digit, other (_ - + / =)
+
+
 def class_changes(value: str) -> float:
-    """How often neighbouring characters change class (lower, upper, digit, other): about
-    0.6 in a random base62 or base64 key, 0.5 in hex, 0.2-0.35 in CamelCase names with
-    digits (`PKCS7PrivateKeyTypes`, `MLKEM768X25519PrivateKey`)."""
+    """How often neighbouring characters change class (lower, upper, digit, other), as a
+    share of how often they would in a random string of the same classes: about 1 for a
+    generated key, 0.3-0.55 for CamelCase names with digits (`PKCS7PrivateKeyTypes`,
+    `MLKEM768X25519PrivateKey`)."""
     if len(value) < 2:
         return 0.0
     classes = [_character_class(c) for c in value]
-    return sum(a != b for a, b in pairwise(classes)) / (len(value) - 1)
+    seen = [_CLASS_SIZES[c] for c in set(classes)]
+    expected = 1 - sum((n / sum(seen)) ** 2 for n in seen)
+    if expected <= 0:
+        return 0.0
+    return sum(a != b for a, b in pairwise(classes)) / (len(value) - 1) / expected
 
 
 def looks_generated(value: str) -> bool:
@@ -105,7 +119,7 @@ def looks_generated(value: str) -> bool:
         len(value) >= 16
         and _TOKEN_CHARS.match(value) is not None
         and not is_uuid(value)  # ids in examples repeat everywhere; a UUID is rarely a key
-        and class_changes(value) >= 0.4
+        and class_changes(value) >= 0.75
         and looks_random(value)
     )
 
