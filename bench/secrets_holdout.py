@@ -833,7 +833,9 @@ def judge(sample: Sample, path: str, scrub: Callable[[str, str], str]) -> Verdic
 
 # ---------------------------------------------------------------- report
 
-_MASKABLE = re.compile(r"[A-Za-z0-9+/=_.\-]{10,}")
+# Runs between quotes, spaces and delimiters; a run of 8+ is masked unless it is a plain word.
+_MASKABLE = re.compile(r"[^\s\"'`=:,;(){}\[\]<>|\\]{8,}")
+_PLAIN_WORD = re.compile(r"[A-Za-z_.\-]{1,23}|https?|[a-z]+(?:[./-][a-z]+)*")
 
 
 def mask(text: str, width: int = 80) -> str:
@@ -841,8 +843,8 @@ def mask(text: str, width: int = 80) -> str:
 
     def hide(m: re.Match[str]) -> str:
         run = m.group()
-        if run == REDACTED or re.fullmatch(r"[a-z_.\-]+|[A-Z_.\-]+", run):
-            return run  # plain words and NAMES_LIKE_THIS stay readable
+        if REDACTED in run or _PLAIN_WORD.fullmatch(run):
+            return run  # names like githubToken or AWS_SECRET_ACCESS_KEY stay readable
         return f"{run[:4]}{'*' * min(len(run) - 6, 8)}{run[-2:]}"
 
     flat = text.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", " ")
@@ -855,8 +857,8 @@ def pct(part: int, whole: int) -> str:
 
 
 _TABLE_HEAD = (
-    "| TP | kept (strict) | kept (leak) | FP | FP redacted | FP redacted, no token-like part "
-    "| FP redacted, token-like near miss |"
+    "| TP | kept (strict) | kept (leak) | rules with a TP kept (leak) | FP | FP redacted "
+    "| FP redacted, no token-like part | FP redacted, token-like near miss |"
 )
 
 
@@ -865,10 +867,13 @@ def _row(verdicts: list[Verdict]) -> str:
     neg = [v for v in verdicts if not v.sample.positive]
     plain = [v for v in neg if not token_runs(v.sample.text)]
     near = [v for v in neg if token_runs(v.sample.text)]
+    rules = {(v.sample.source, v.sample.rule) for v in pos}
+    leaky = {(v.sample.source, v.sample.rule) for v in pos if v.leak_kept}
     cells = [
         str(len(pos)),
         pct(sum(v.strict_kept for v in pos), len(pos)),
         pct(sum(v.leak_kept for v in pos), len(pos)),
+        f"{len(leaky)} of {len(rules)}",
         str(len(neg)),
         pct(sum(v.changed for v in neg), len(neg)),
         f"{pct(sum(v.changed for v in plain), len(plain))} of {len(plain)}",
@@ -884,7 +889,7 @@ def report(
     out("## Overall (each sample under each path)")
     out("")
     out(f"| path {_TABLE_HEAD}")
-    out("|---" * 8 + "|")
+    out("|---" * 9 + "|")
     for path in [*paths, "(source's own path)"]:
         chosen = [v for v in verdicts if v.path == path]
         if chosen:
@@ -893,7 +898,7 @@ def report(
     out("## Per source and path")
     out("")
     out(f"| source | path {_TABLE_HEAD}")
-    out("|---" * 9 + "|")
+    out("|---" * 10 + "|")
     for source in sorted({v.sample.source for v in verdicts}):
         for path in [*paths, "(source's own path)"]:
             chosen = [v for v in verdicts if v.path == path and v.sample.source == source]
