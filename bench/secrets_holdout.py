@@ -87,6 +87,7 @@ class Extraction:
     samples: list[Sample] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)  # reason -> count
     commit: str = ""
+    check: str = ""  # a consistency check of the parse, in words
 
 
 class Unparsed(Exception):
@@ -484,6 +485,7 @@ def extract_gitleaks(root: Path) -> Extraction:
     result = Extraction(commit=commit)
     helpers = gitleaks_helpers(texts)
     per_generated = max(len(helpers.templates), 1)
+    checked = held = 0
     for path, text in sorted(texts.items()):
         if not path.startswith(f"{prefix}/rules/") or path.endswith("_test.go"):
             continue
@@ -492,6 +494,7 @@ def extract_gitleaks(root: Path) -> Extraction:
         for func, body in go_functions(toks):
             scope = GoScope(body, file_scope, depth_limit=None)
             rule = _rule_id(body) or func
+            keywords = _rule_keywords(body, helpers, scope)
             for i, t in enumerate(body):
                 if t.kind != "id" or t.text not in ("tps", "fps") or body[i - 1].kind != "nl":
                     continue
@@ -511,7 +514,20 @@ def extract_gitleaks(root: Path) -> Extraction:
                         Sample("gitleaks", rule, found.text, t.text == "tps", found.secrets,
                                found.path, found.variant)
                     )  # fmt: skip
+                    if t.text == "tps" and keywords:
+                        checked += 1
+                        held += any(k in found.text.lower() for k in keywords)
+    result.check = f"{held} of {checked} TPs hold a Keyword of their rule (gitleaks requires it)"
     return result
+
+
+def _rule_keywords(body: list[Tok], helpers: GoHelpers, scope: GoScope) -> list[str]:
+    """The rule's `Keywords: []string{...}`, lower-cased; [] when absent or not literal."""
+    for i in range(len(body) - 2):
+        if body[i].text == "Keywords" and body[i + 1].text == ":":
+            found = helpers.collect(body[i + 2 : expr_end(body, i + 2)], scope)
+            return [f.text.lower() for f in found if isinstance(f, Found)]
+    return []
 
 
 def _rule_id(body: list[Tok]) -> str | None:
@@ -1069,6 +1085,7 @@ def main(argv: list[str] | None = None) -> int:
     out = print
     out(f"# Secret scrubber holdout\n\ncode: {describe_code(args.code)}\nmodule: {where}\n")
     samples: list[Sample] = []
+    checks: list[str] = []
     out("| source | commit | TP samples | FP samples | skipped (reason: count) |")
     out("|---|---|---|---|---|")
     for name, (root, extract) in sources.items():
@@ -1080,6 +1097,11 @@ def main(argv: list[str] | None = None) -> int:
         reasons = "; ".join(f"{r}: {n}" for r, n in found.skipped.most_common() if n)
         tps = sum(s.positive for s in unique)
         out(f"| {name} | {found.commit} | {tps} | {len(unique) - tps} | {reasons or 'none'} |")
+        if found.check:
+            checks.append(f"{name} parse check: {found.check}.")
+    out("")
+    for line in checks:
+        out(line)
     out("")
     verdicts = [judge(s, p, scrub) for s in samples for p in paths]
     verdicts += [judge(s, s.path, scrub) for s in samples if s.path]
