@@ -559,6 +559,10 @@ def extract_trufflehog(root: Path) -> Extraction:
             for i, t in enumerate(body):
                 if t.text == "{":
                     _truffle_case(body[i + 1 : close_of(body, i)], scope, helpers, provider, result)
+    wants = [(w, s.text) for s in result.samples for w in s.secrets]
+    inside = sum(w in text for w, text in wants)
+    result.check = f"{inside} of {len(wants)} `want` strings are verbatim in their input"
+    result.check += " (the rest join several parts, as detectors' RawV2 does)"
     return result
 
 
