@@ -15,6 +15,7 @@ from bot.core import CLI, Core
 from bot.factory import symbols_path
 from bot.index.local import LocalIndex
 from tests.servers.openai_fake import FakeOpenAI
+from tests.support.cli import run_cli
 from tests.support.shop import build_shop
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,18 +110,6 @@ REFINE_NEW = (
 WHERE = "where is refine_atan2 defined?"
 
 
-def _cli(env: dict[str, str], *args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "adapters.cli.main", *args],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        **kwargs,  # type: ignore[arg-type]
-    )
-
-
 def test_killed_between_index_and_symbol_table_never_cites_the_old_lines(make_repo, tmp_path):
     """The issue's case: the index committed the new commit, the process died before the
     symbol table did. The table's rows (of the old commit) must not be used, status must
@@ -130,7 +119,7 @@ def test_killed_between_index_and_symbol_table_never_cites_the_old_lines(make_re
     repo = make_repo("sym")
     repo.write("refine.py", REFINE_OLD)
     repo.commit("refine")
-    first = _cli(env, "index", str(repo.path))
+    first = run_cli(home, "index", str(repo.path))
     assert first.returncode == 0, first.stderr
     old_commit = repo.head()
     repo.write("refine.py", REFINE_NEW)

@@ -3,27 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.cli import run_cli
 from tests.support.shop import build_shop
 
 
 def run(home: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CODECITE_HOME": str(home), "COLUMNS": "120"}
-    return subprocess.run(
-        [sys.executable, "-m", "adapters.cli.main", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        cwd=Path(__file__).resolve().parents[2],
-    )
+    return run_cli(home, *args, stdin=stdin)
 
 
 @pytest.fixture

@@ -12,11 +12,9 @@ no traceback.
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,6 +30,7 @@ from bot.index.pinecone_state import ChunkRow, FileRow, PineconeState, rebuild_w
 from bot.models import Answer, RepoState
 from bot.runs import Run, RunLog
 from bot.sqlite_files import notices
+from tests.support.cli import run_cli
 from tests.support.damage import SQLITE_DAMAGE, TEXT_DAMAGE, damage_page, settle
 from tests.support.gitrepo import GitRepo
 from tests.support.shop import build_shop
@@ -53,15 +52,7 @@ class World:
         return Core.from_settings(self.settings(), FileConfig())
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
-        env = {**os.environ, "CODECITE_HOME": str(self.home), "COLUMNS": "200"}
-        return subprocess.run(
-            [sys.executable, "-m", "adapters.cli.main", *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=ROOT,
-            timeout=120,
-        )
+        return run_cli(self.home, *args, columns=200)
 
 
 @pytest.fixture(scope="module")

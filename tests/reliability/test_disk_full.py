@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +18,7 @@ import pytest
 from bot.config import FileConfig, Settings
 from bot.core import CLI, Core
 from bot.errors import DiskFullError
+from tests.support.cli import run_cli
 from tests.support.gitrepo import GitRepo
 from tests.support.shop import build_shop
 
@@ -66,15 +66,7 @@ def fill(folder: Path) -> Path:
 
 
 def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CODECITE_HOME": str(home), "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "adapters.cli.main", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=120,
-    )
+    return run_cli(home, *args, columns=200)
 
 
 def test_a_full_disk_is_one_line_and_the_index_still_answers(

@@ -1,0 +1,25 @@
+"""The `codecite` command run as a user runs it: a child process with its own data directory."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_cli(
+    home: Path, *args: str, stdin: str | None = None, columns: int = 120
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CODECITE_HOME": str(home), "COLUMNS": str(columns)}
+    return subprocess.run(
+        [sys.executable, "-m", "adapters.cli.main", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=ROOT,
+    )
