@@ -37,7 +37,7 @@ class Strength(Enum):
 
 
 _WORDS = (
-    "passw",
+    "pass",  # db_pass, PGPASS; also passw(ord)
     "pwd",
     "passphrase",
     "secret",
@@ -119,8 +119,10 @@ def name_strength(name: str) -> Strength | None:
     if words[-1] in _NOT_THE_SECRET and len(words) > 1:
         return None  # TOKEN_URL, secret_name, TOKEN_KEY (the name of a key, not a key)
     for i, word in enumerate(words):
-        if word.endswith(("password", "passwd", "passphrase")) or word in {"pwd", "pass", "pw"}:
+        if word.endswith(("password", "passwd", "passphrase")) or word == "pwd":
             return Strength.PASSWORD
+        if word in {"pass", "pw"} and i == len(words) - 1 and i > 0:
+            return Strength.PASSWORD  # db_pass, SMTP_PW; not pass_zero, PassStateEntered
         if word.endswith(("token", "secret", "apikey", "credential", "credentials")) or word in {
             "authorization",
             "auth",

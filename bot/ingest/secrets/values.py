@@ -161,7 +161,11 @@ _IDENTIFIER = re.compile(r"^(?:[A-Z][a-z]+){2,}\d{0,3}$|^[a-z]+(?:[A-Z][a-z]+)+\
 _VERSIONED = re.compile(r"[-_]v?\d+\.\d+(?:\.\d+)?$")
 _DOTTED_NAME = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+(?:\(\))?$")
 _HEADER_NAME = re.compile(r"^(?:X-)?[A-Z][a-z]+(?:-[A-Z][a-z]*)+$")
-_WORDS = re.compile(r"^[a-z]+(?:[-_ ][a-z0-9]+)*$|^[A-Z]+(?:_[A-Z0-9]+)+$")
+# Words joined by separators, each perhaps ending in a number (`bert-base-uncased`,
+# `db-replica-2`, `MAX_RETRIES_3`); `jk-qatdz1xcgoz3yssqe` is no words.
+_WORDS = re.compile(
+    r"^[a-z]{1,24}(?:[-_ ](?:[a-z]{1,24}\d{0,4}|\d{1,14}))*$|^[A-Z]+(?:_[A-Z]{1,24}\d{0,4})+$"
+)
 _REFERENCE = re.compile(
     r"&[a-z]+;|&#\d+;|^(?:os\.|env\.|process\.env|settings\.|config\.|self\.|this\.)"
 )
