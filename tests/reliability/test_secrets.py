@@ -261,6 +261,12 @@ TOKEN = "q8Zt2LmV9xRk4WnB7cYd3FgH"
             "secret_id = '8765b4c3-21fe-dcba-9876-0fedcba98765'",
             "8765b4c3-21fe-dcba-9876-0fedcba98765",
         ),
+        ("config/db.js", "db_pass: 'A,.:-¨@*¿?!x'", "A,.:-¨@*¿?!x"),
+        (
+            "detectors.json",
+            '"fastforex_secret": "jk-qatdz1xcgoz3yssqexstefbtq"',
+            "jk-qatdz1xcgoz3yssqexstefbtq",
+        ),
     ],
 )
 def test_secrets_in_the_holdouts_shapes_are_redacted(path, line, secret):
@@ -294,6 +300,9 @@ def test_a_secret_found_once_is_redacted_wherever_it_occurs_again():
         ("test_plist.py", '"<key>key inside an array2</key><real>3</real>",'),
         ("moto/events.py", 'secret_id=f"events!connection/{connection_id}/auth",'),
         ("tests/conf.py", 'password = "somefakekey"'),
+        ("signal/fir.py", "if pass_zero == 'highpass':"),
+        ("sfn/api.py", 'PassStateEntered = "PassStateEntered"'),
+        ("eb.json", '"S3Bucket": "elasticbeanstalk-us-west-2-015321684451",'),
     ],
 )
 def test_code_and_templates_that_only_look_like_secrets_are_left_alone(path, line):
