@@ -3,7 +3,7 @@
 Bolt's own `App.start()` server handles one request at a time, so a slow
 request would delay every acknowledgement behind it; this one gives each
 connection its own thread, up to `HTTPLimits.max_connections` (see
-http_limits.py for the timeouts and budgets a client lives under).
+adapters/http_limits.py for the timeouts and budgets a client lives under).
 
 A POST to the events path is judged in this order, each step before the next
 is paid for: framing (Content-Length: 400/411/413), then the signing headers
@@ -16,30 +16,16 @@ A signed body that is not JSON or a form Bolt can read gets 400.
 
 from __future__ import annotations
 
-import io
-import json
 import logging
 import threading
 from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler
-from typing import Any
 
 from slack_bolt import App, BoltRequest, BoltResponse
 
-from adapters.slack.http_limits import (
-    BoundedServer,
-    DeadlineReader,
-    HTTPLimits,
-    Refusal,
-    declared_length,
-    linger,
-)
-from adapters.slack.verify import (
-    describe_body,
-    header_refusal,
-    signature_matches,
-    withhold_bolt_body_log,
-)
+from adapters.http_handler import TEXT, GuardedHandler
+from adapters.http_limits import BoundedServer, HTTPLimits, Refusal, describe_body
+from adapters.slack.verify import header_refusal, signature_matches, withhold_bolt_body_log
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +33,7 @@ EVENTS_PATH = "/slack/events"
 HEALTH_PATH = "/healthz"
 MAX_BODY = HTTPLimits().max_body
 POLL_SECONDS = 0.1  # how soon stop() takes effect
-_LOGGED_LINE = 200  # characters of a request line a debug log may show
+LABEL = "slack http"  # how its log lines name this server
 
 
 class SlackHTTPServer:
@@ -66,7 +52,7 @@ class SlackHTTPServer:
         limits = limits or HTTPLimits()
         withhold_bolt_body_log()
         handler = _handler(app, path, signing_secret=signing_secret, limits=limits)
-        self._server = BoundedServer((host, port), handler, limits.max_connections)
+        self._server = BoundedServer((host, port), handler, limits.max_connections, name=LABEL)
         self._thread: threading.Thread | None = None
 
     @property
@@ -111,56 +97,23 @@ def _handler(
     secret = (signing_secret or _app_secret(app)).encode("utf-8")
     lim = limits or HTTPLimits()
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        # Until a request line parses, the stdlib assumes HTTP/0.9 and answers errors without a
-        # status line; clients sending junk should still read a plain 400.
-        default_request_version = "HTTP/1.1"
-        timeout = lim.read_timeout  # the socket's timeout, which writes keep
-
-        def setup(self) -> None:
-            super().setup()
-            self.rfile.close()  # replaced: every read now counts against the request's deadline
-            self.reader = DeadlineReader(self.connection, lim)
-            self.rfile = io.BufferedReader(self.reader)
-            self.refused = False
-
-        def finish(self) -> None:
-            super().finish()
-            if self.refused:
-                linger(self.connection, lim)
-
-        def handle_one_request(self) -> None:
-            # Keep-alive idle time counts against the next request's deadline.
-            self.reader.restart()
-            super().handle_one_request()
-
-        def send_error(
-            self, code: int, message: str | None = None, explain: str | None = None
-        ) -> None:
-            self.refused = True  # the stdlib's own refusals: bad request line, headers too long
-            super().send_error(code, message, explain)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            line = (format % args)[:_LOGGED_LINE]
-            log.debug("slack http %s: %r", self.address_string(), line)
+    class Handler(GuardedHandler):
+        limits = lim
+        label = LABEL
 
         def do_GET(self) -> None:
-            if self.headers.get("Content-Length", "0").strip() != "0":
-                self.close_connection = True  # a GET body would be read as the next request
-            if self.path.partition("?")[0] == HEALTH_PATH:
-                self._send(200, "ok", {"content-type": ["text/plain"]})
+            if self._route()[0] == HEALTH_PATH:
+                self._send(200, "ok", TEXT)
             else:
-                self._send(404, "not found", {"content-type": ["text/plain"]})
+                self._send(404, "not found", TEXT)
 
         def do_POST(self) -> None:
-            request_path, _, query = self.path.partition("?")
+            request_path, query = self._route()
             if request_path != path:
                 self._refuse(Refusal(404, "not found"))
                 return
-            length = declared_length(self.headers, lim.max_body)
-            if isinstance(length, Refusal):
-                self._refuse(length)
+            length = self._declared_length()
+            if length is None:
                 return
             timestamp = self.headers.get("X-Slack-Request-Timestamp")
             signature = self.headers.get("X-Slack-Signature")
@@ -180,17 +133,6 @@ def _handler(
                 return
             self._dispatch(request)
 
-        def _read_body(self, length: int) -> bytes | None:
-            try:
-                raw = self.rfile.read(length)
-            except TimeoutError:
-                self._refuse(Refusal(408, "body not received in time"), f"{length} bytes declared")
-                return None
-            if len(raw) < length:
-                self._refuse(Refusal(400, "body shorter than Content-Length"), describe_body(raw))
-                return None
-            return raw
-
         def _header_lists(self) -> dict[str, str | Sequence[str]]:
             return {k.lower(): self.headers.get_all(k) or [] for k in set(self.headers.keys())}
 
@@ -198,41 +140,10 @@ def _handler(
             try:
                 response: BoltResponse = app.dispatch(request)
             except Exception:  # Bolt handles listener errors; this is a fault of ours or Bolt's
-                log.exception("slack http: Bolt could not dispatch a signed request")
-                self._send(500, "internal error", {"content-type": ["text/plain"]})
+                log.exception("%s: Bolt could not dispatch a signed request", LABEL)
+                self._send(500, "internal error", TEXT)
                 return
             self._send(response.status, response.body, response.headers)
-
-        def _refuse(self, refusal: Refusal, body_note: str = "") -> None:
-            # The rest of the body, if any, is left unread: the connection cannot be reused.
-            self.close_connection = True
-            self.refused = True
-            note = f" ({body_note})" if body_note else ""
-            log.info(
-                "slack http: %d for %s: %s%s",
-                refusal.status,
-                self.client_address[0],
-                refusal.reason,
-                note,
-            )
-            text = "invalid request" if refusal.status == 401 else refusal.reason
-            self._send(refusal.status, text, {"content-type": ["text/plain"]})
-
-        def _send(self, status: int, body: str | dict[str, Any], headers: dict[str, Any]) -> None:
-            text = body if isinstance(body, str) else json.dumps(body)
-            data = text.encode("utf-8")
-            self.connection.settimeout(lim.read_timeout)  # reads may have shortened it
-            self.send_response(status)
-            for name, values in headers.items():
-                if name.lower() in ("content-length", "connection"):
-                    continue
-                for value in values if isinstance(values, list | tuple) else [values]:
-                    self.send_header(name, str(value))
-            self.send_header("Content-Length", str(len(data)))
-            if self.close_connection:
-                self.send_header("Connection", "close")
-            self.end_headers()
-            self.wfile.write(data)
 
     return Handler
 

@@ -5,7 +5,7 @@ secret (https://api.slack.com/authentication/verifying-requests-from-slack).
 The timestamp and the signature's shape are judged from the headers alone, so a
 request that fails them is refused without reading its body; only a well-formed,
 fresh request is read and hashed. Nothing of a refused body is logged: at most
-its size and a short hash (`describe_body`).
+its size and a short hash (`adapters.http_limits.describe_body`).
 
 Bolt verifies again (same secret, same text); when it disagrees (a timestamp
 crossing the 5-minute line between the two checks) its log line would carry the
@@ -48,11 +48,6 @@ def header_refusal(
 def signature_matches(secret: bytes, timestamp: str, body: bytes, signature: str) -> bool:
     expected = hmac.new(secret, b"v0:" + timestamp.encode("ascii") + b":" + body, hashlib.sha256)
     return hmac.compare_digest("v0=" + expected.hexdigest(), signature)
-
-
-def describe_body(body: bytes) -> str:
-    """What a log may say about a body nobody vouched for."""
-    return f"{len(body)} bytes, sha256 {hashlib.sha256(body).hexdigest()[:16]}"
 
 
 class _WithholdBody(logging.Filter):

@@ -1,14 +1,12 @@
-"""Raw-socket clients for the Slack HTTP server, and a small real Bolt App to put behind it.
+"""Slack-signed raw requests, and a small real Bolt App to put behind the HTTP server.
 
-The abuse tests speak bytes, not urllib: a stalled header, a lying Content-Length,
-a half-closed socket are things an HTTP library will not send.
+The socket-level helpers live in tests/support/raw_http.py, shared with the webhook tests.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import http.client
 import json
 import socket
 import threading
@@ -21,19 +19,11 @@ from typing import Any
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from adapters.slack.http_limits import HTTPLimits
+from adapters.http_limits import HTTPLimits
 from adapters.slack.http_server import EVENTS_PATH, SlackHTTPServer
 from tests.adapters.slack.conftest import SIGNING_SECRET, event_body
 from tests.servers.slack_fake import BOT_TOKEN, FakeSlack
-
-HANG_GUARD = 20.0  # seconds: only so that a broken server fails a test instead of hanging it
-
-
-@dataclass
-class Reply:
-    status: int
-    headers: dict[str, str]
-    body: bytes
+from tests.support.raw_http import connect, raw_request
 
 
 @dataclass
@@ -47,7 +37,7 @@ class Served:
         return self.server.port
 
     def connect(self) -> socket.socket:
-        return socket.create_connection(("127.0.0.1", self.port), timeout=HANG_GUARD)
+        return connect(self.port)
 
 
 @contextmanager
@@ -82,14 +72,8 @@ def request(
     path: str = EVENTS_PATH,
     length: str | None = None,
 ) -> bytes:
-    """Request bytes as written: `length` overrides Content-Length ("" leaves it out)."""
-    lines = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1"]
-    for name, value in (headers or {}).items():
-        lines.append(f"{name}: {value}")
-    declared = str(len(body)) if length is None else length
-    if declared:
-        lines.append(f"Content-Length: {declared}")
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+    """Request bytes to the events path unless told otherwise (see `raw_request`)."""
+    return raw_request(body, path=path, headers=headers, method=method, length=length)
 
 
 def slack_headers(
@@ -116,32 +100,3 @@ def signed(body: bytes, **kwargs: Any) -> bytes:
 def mention_body(text: str = "<@UBOT0001> hello", event_id: str = "Ev1") -> bytes:
     event = {"type": "app_mention", "user": "UASKER", "text": text, "ts": "1.0001"}
     return json.dumps(event_body({**event, "channel": "C0GENERAL"}, event_id)).encode()
-
-
-def read_reply(sock: socket.socket, method: str = "POST") -> Reply:
-    response = http.client.HTTPResponse(sock, method=method)
-    response.begin()
-    body = response.read()
-    return Reply(response.status, {k.lower(): v for k, v in response.getheaders()}, body)
-
-
-def exchange(served: Served, data: bytes, *, half_close: bool = False) -> Reply:
-    """One request on a fresh connection; `half_close` ends our side after sending."""
-    with served.connect() as sock:
-        sock.sendall(data)
-        if half_close:
-            sock.shutdown(socket.SHUT_WR)
-        return read_reply(sock)
-
-
-def closed_by_server(sock: socket.socket) -> bool:
-    """True once the server has closed: EOF or a reset (waits up to HANG_GUARD)."""
-    sock.settimeout(HANG_GUARD)
-    try:
-        while sock.recv(65536):
-            pass
-    except ConnectionResetError:
-        return True
-    except TimeoutError:
-        return False
-    return True

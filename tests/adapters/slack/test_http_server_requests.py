@@ -14,19 +14,17 @@ from urllib.parse import urlencode
 import pytest
 from slack_bolt import BoltRequest
 
-from adapters.slack.http_limits import HTTPLimits
+from adapters.http_limits import HTTPLimits
 from tests.adapters.slack.raw_http import (
     Served,
-    closed_by_server,
-    exchange,
     mention_body,
-    read_reply,
     request,
     serve_bolt,
     signed,
     slack_headers,
 )
 from tests.servers.slack_fake import FakeSlack
+from tests.support.raw_http import closed_by_server, exchange, read_reply
 
 LIMITS = HTTPLimits(read_timeout=1.0, request_timeout=3.0, linger_timeout=0.5, max_body=1_000_000)
 MARKER = "ATTACKER-MARKER-7f3a"

@@ -1,4 +1,7 @@
-"""What one client may cost the Slack HTTP server: a slot, a deadline, a byte budget.
+"""What one client may cost an HTTP server of ours: a slot, a deadline, a byte budget.
+
+Shared by the Slack HTTP server and the push-webhook server (see http_handler.py for
+the request handler that puts these to work).
 
 - `HTTPLimits`: the numbers, overridable per server (tests use short ones).
 - `BoundedServer`: a thread per connection, but at most `max_connections` of them;
@@ -8,10 +11,12 @@
   or idling on keep-alive is cut off after `request_timeout`, not when it pleases.
 - `declared_length`: Content-Length judged before a byte of the body is read.
 - `linger`: after an error reply, drain before closing, so the reply is not lost.
+- `describe_body`: all a log may say about a body nobody vouched for.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import logging
 import socket
@@ -38,6 +43,7 @@ _BUSY = (
 
 @dataclass(frozen=True, slots=True)
 class HTTPLimits:
+    # The defaults suit Slack's traffic; other servers pass their own (webhook.py).
     max_connections: int = 64  # handler threads; Slack's own traffic needs a handful
     read_timeout: float = 5.0  # longest silence while reading a request or writing a reply
     request_timeout: float = 10.0  # keep-alive idle + request line + headers + body
@@ -102,6 +108,11 @@ def declared_length(headers: Message, max_body: int) -> int | Refusal:
     return length
 
 
+def describe_body(body: bytes) -> str:
+    """What a log may say about a body nobody vouched for."""
+    return f"{len(body)} bytes, sha256 {hashlib.sha256(body).hexdigest()[:16]}"
+
+
 def linger(sock: socket.socket, limits: HTTPLimits) -> None:
     """Half-close, then drain what the client still sends, for `linger_timeout` at most.
 
@@ -134,8 +145,11 @@ class BoundedServer(ThreadingHTTPServer):
         address: tuple[str, int],
         handler: Callable[..., BaseHTTPRequestHandler],
         max_connections: int,
+        *,
+        name: str,
     ) -> None:
         super().__init__(address, handler)
+        self.name = name  # names the server in its log lines: "slack http", "webhooks"
         self.max_connections = max_connections
         self._slots = threading.BoundedSemaphore(max_connections)
         self._refused = 0
@@ -165,9 +179,9 @@ class BoundedServer(ThreadingHTTPServer):
         """Never a traceback on stderr for what a client did; our own faults are logged in full."""
         exc = sys.exc_info()[1]
         if isinstance(exc, OSError):  # timeouts, resets, broken pipes, OverBudget
-            log.debug("slack http: connection closed: %s", type(exc).__name__)
+            log.debug("%s: connection closed: %s", self.name, type(exc).__name__)
         else:
-            log.error("slack http: the request handler failed", exc_info=True)
+            log.error("%s: the request handler failed", self.name, exc_info=True)
 
     def _refuse(self, request: socket.socket) -> None:
         try:
@@ -180,7 +194,8 @@ class BoundedServer(ThreadingHTTPServer):
         now = time.monotonic()
         if now - self._refusal_logged >= REFUSAL_LOG_SECONDS:
             log.warning(
-                "slack http: all %d connection slots busy; refused %d connection(s) with 503",
+                "%s: all %d connection slots busy; refused %d connection(s) with 503",
+                self.name,
                 self.max_connections,
                 self._refused,
             )
