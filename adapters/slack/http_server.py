@@ -154,7 +154,8 @@ def _bolt_request(
     """The signed body as Bolt reads it; 400 unless it is UTF-8 JSON or a form Bolt can read."""
     try:
         request = BoltRequest(body=raw.decode("utf-8"), query=query, headers=headers)
-    except (ValueError, TypeError, AttributeError, KeyError, IndexError):  # JSON, UTF-8, shapes
+    except (ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError):
+        # Not JSON, not UTF-8, a shape Bolt cannot read, or nested too deep to parse.
         return Refusal(400, "body is not a Slack payload")
     if not isinstance(request.body, dict):
         return Refusal(400, "body is not a Slack payload")

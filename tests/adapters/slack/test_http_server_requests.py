@@ -161,7 +161,15 @@ def test_a_refusal_survives_a_body_left_unread(served: Served) -> None:
 
 
 def test_malformed_json_is_401_unsigned_and_400_signed(served: Served) -> None:
-    for junk in (b'{"type": "event_callback", ', b"[1, 2]", b"42", b"\xff\xfe{}", b'{"a": 1}x'):
+    junks = (
+        b'{"type": "event_callback", ',
+        b"[1, 2]",
+        b"42",
+        b"\xff\xfe{}",
+        b'{"a": 1}x',
+        b"[" * 100_000,
+    )
+    for junk in junks:
         unsigned = request(junk, headers={"Content-Type": "application/json"})
         assert exchange(served, unsigned).status == 401, junk
         assert exchange(served, signed(junk)).status == 400, junk
