@@ -263,6 +263,11 @@ TOKEN = "q8Zt2LmV9xRk4WnB7cYd3FgH"
         ),
         ("config/db.js", "db_pass: 'A,.:-¨@*¿?!x'", "A,.:-¨@*¿?!x"),
         (
+            "report.go",
+            "sentry_token := ad00eba0e2b5b057146e1b2b9373f86dbb0e712d",
+            "ad00eba0e2b5b057146e1b2b9373f86dbb0e712d",
+        ),
+        (
             "detectors.json",
             '"fastforex_secret": "jk-qatdz1xcgoz3yssqexstefbtq"',
             "jk-qatdz1xcgoz3yssqexstefbtq",
@@ -301,6 +306,7 @@ def test_a_secret_found_once_is_redacted_wherever_it_occurs_again():
         ("moto/events.py", 'secret_id=f"events!connection/{connection_id}/auth",'),
         ("tests/conf.py", 'password = "somefakekey"'),
         ("signal/fir.py", "if pass_zero == 'highpass':"),
+        ("cache.py", "cache_key = deadbeefdeadbeefdeadbeefdeadbeef01"),
         ("sfn/api.py", 'PassStateEntered = "PassStateEntered"'),
         ("eb.json", '"S3Bucket": "elasticbeanstalk-us-west-2-015321684451",'),
     ],

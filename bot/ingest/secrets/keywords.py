@@ -223,14 +223,14 @@ def _judged(text: str, tail: re.Match[str], strength: Strength, code: bool) -> H
         value = value.rstrip(",;)]}>")
     if value.lower() in _SCHEME_WORDS and strength is not Strength.WEAK:
         return _after_scheme(text, tail.end(group), strength)
-    if quoted is None and code and not _literal_in_code(value):
+    if quoted is None and code and not _literal_in_code(value, strength):
         return None  # in code an unquoted value is an expression, not a literal
     if not _secret_value(value, strength, literal=quoted is not None):
         return None
     return Hit(begin, begin + len(value), "keyword_secret")
 
 
-def _literal_in_code(value: str) -> bool:
+def _literal_in_code(value: str, strength: Strength) -> bool:
     """An unquoted value in a code file that cannot be a name or an expression: long,
     random, mixing lower and upper case with digits (`token=Zf3D0q...` in a docstring or a
     log line quoted in a comment). Names (`API_TOKEN_DEFAULT`, `PKCS7PrivateKeyTypes`)
@@ -239,10 +239,13 @@ def _literal_in_code(value: str) -> bool:
         return False
     if value[0].isdigit() and _TOKEN_BODY.match(value) and any(c.isalpha() for c in value):
         return not is_uuid(value)  # `key=81a1411a7e...`: no identifier or number starts so
+    if strength is not Strength.WEAK and _LONG_HEX.match(value) and not value.isalpha():
+        return True  # `sentry_token := ad00eba0...` (64 hex): named a token, no name is this
     return len(value) >= 20 and character_classes(value) >= 2 and looks_generated(value)
 
 
 _TOKEN_BODY = re.compile(r"^[A-Za-z0-9_\-]+$")
+_LONG_HEX = re.compile(r"^[0-9a-f]{32,}$|^[0-9A-F]{32,}$")
 
 
 def _space_assigns(text: str, start: int, name: str) -> bool:
