@@ -22,6 +22,7 @@ import ahocorasick_rs
 from bot.ingest.secrets.rules import Hit
 from bot.ingest.secrets.values import (
     character_classes,
+    is_code,
     is_harmless,
     is_placeholder,
     is_uuid,
@@ -322,12 +323,10 @@ _SOMETHING = re.compile(
     r"|^(?:os|env|process|settings|config|self|this|request|form|args|kwargs)\."
     r"|^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+$"
 )
-_CALL = re.compile(r"[()\[\]]")
-_QUOTED_CALL = re.compile(r"^[\w.]+\([^()]*\)$|^[\w.]+\[[^\[\]]*\]$")
 
 
 def _names_something(value: str, *, literal: bool = False) -> bool:
     """A password's value that is a reference (URL, path, file, call, attribute), not a password."""
     if _SOMETHING.search(value):
         return True
-    return (_QUOTED_CALL if literal else _CALL).search(value) is not None
+    return is_code(value, literal=literal)

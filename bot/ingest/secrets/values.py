@@ -203,6 +203,12 @@ def is_harmless(value: str, *, literal: bool = False) -> bool:
     """
     if _harmless_shape(value) or _REFERENCE.search(value) or _STRUCTURED.search(value):
         return True
+    return is_code(value, literal=literal)
+
+
+def is_code(value: str, *, literal: bool = False) -> bool:
+    """A call, an index, an escape or a regex: brackets are code when unquoted; quoted, only
+    in those shapes (`"get_token()"`, `"[^\\W\\d]\\w*"`), not in a password's punctuation."""
     return (_LITERAL_CODE if literal else _BRACKETS).search(value) is not None
 
 
