@@ -17,20 +17,13 @@ import pytest
 from bot.config import FileConfig, Settings
 from bot.core import CLI, Core
 from bot.errors import SourceError
-from bot.ingest import sources
-from bot.ingest.filters import VerdictMemo
 from bot.ingest.pipeline import IngestReport
 from tests.support.gitrepo import GitRepo, commit_tree, delete_object, git, write_blob, write_tree
+from tests.support.isolated_git import _isolated_git  # noqa: F401 -- autouse
 from tests.support.processes import ProcessWatch
 
 MakeRepo = Callable[..., GitRepo]
 APP = "def checkout_total(cart):\n    return sum(item.price for item in cart)\n"
-
-
-@pytest.fixture(autouse=True)
-def _isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "no-global-gitconfig"))
-    monkeypatch.setattr(sources, "MEMO", VerdictMemo(1000))
 
 
 @pytest.fixture

@@ -10,9 +10,7 @@ from typing import Any
 import pytest
 
 from bot.errors import SourceError
-from bot.ingest import sources
 from bot.ingest.catfile import BlobReader
-from bot.ingest.filters import VerdictMemo
 from bot.ingest.sources import (
     Source,
     SourceFile,
@@ -21,16 +19,10 @@ from bot.ingest.sources import (
     open_source,
 )
 from tests.support.gitrepo import GitRepo, git
+from tests.support.isolated_git import _isolated_git  # noqa: F401 -- autouse
 
 MakeRepo = Callable[..., GitRepo]
 TOKEN = "ghp_NeverShowThisToken0123456789"
-
-
-@pytest.fixture(autouse=True)
-def _isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "no-global-gitconfig"))
-    # Verdicts are remembered per process; each test starts from a clean memory.
-    monkeypatch.setattr(sources, "MEMO", VerdictMemo(1000))
 
 
 @pytest.fixture
