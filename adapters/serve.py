@@ -100,8 +100,8 @@ def _background_ingest(core: Core, *, enabled: bool, webhook_port: int | None) -
     if not enabled or not core.config.repos:
         yield
         return
+    from adapters.schedule import IngestScheduler
     from adapters.webhook import WebhookServer
-    from bot.schedule import IngestScheduler
 
     scheduler = IngestScheduler(core)
     scheduler.install()

@@ -5,7 +5,7 @@ body with CODECITE_WEBHOOK_SECRET>`. A push to a configured repository runs
 its job now. `GET /healthz` answers 200 for load balancers.
 
 The server lives under the same limits as the Slack HTTP server
-(adapters/http_limits.py): a bounded number of connections (503 beyond), a
+(adapters/common/http_limits.py): a bounded number of connections (503 beyond), a
 deadline per request, and each step judged before the next is paid for:
 framing (Content-Length: 411/400/413), the signature header's shape (401),
 then the body is read (a stall: 408; a short body: 400) and its HMAC checked
@@ -23,9 +23,9 @@ import re
 import threading
 from typing import Any
 
-from adapters.http_handler import GuardedHandler
-from adapters.http_limits import BoundedServer, HTTPLimits, Refusal, describe_body
-from bot.schedule import IngestScheduler
+from adapters.common.http_handler import GuardedHandler
+from adapters.common.http_limits import BoundedServer, HTTPLimits, Refusal, describe_body
+from adapters.schedule import IngestScheduler
 
 log = logging.getLogger(__name__)
 

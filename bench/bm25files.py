@@ -34,7 +34,7 @@ def _alnum(text: str) -> list[str]:
 
 
 def _code(text: str) -> list[str]:
-    from bot.index.tokens import code_tokens
+    from bot.text.tokens import code_tokens
 
     return code_tokens(text)
 

@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bot.config import FileConfig, Settings, load_file_config
 from bot.core import Context, Core
 from bot.errors import BotError
-from bot.work_queue import AnswerQueue
+from bot.runtime.queue import AnswerQueue
 
 ROOT = Path(__file__).resolve().parents[1]
 STDLIB = Path(sysconfig.get_paths()["stdlib"])

@@ -14,23 +14,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
-from bot.answer.base import LLM
 from bot.answer.citations import resolve_citations
 from bot.answer.extractive import extractive_answer
 from bot.answer.prompts import NOT_ANSWERED, build_messages
 from bot.answer.safety import make_safe
 from bot.answer.symbol_answer import facts_block, map_answer, missing_note, symbol_answer
 from bot.config import ChannelConfig, FileConfig, Settings, load_file_config, load_settings
-from bot.embedding.base import Embedder
 from bot.errors import BotError, NotIndexedError, PermissionDenied, QuestionError, ScopeError
-from bot.factory import make_embedder, make_index, make_llm, make_symbols
-from bot.feedback import FeedbackStore
 from bot.index.base import Index
 from bot.ingest.hosting import permalink
 from bot.ingest.pipeline import IngestOptions, Ingestor, IngestReport, Progress
 from bot.ingest.sources import default_name
-from bot.limits import Limiter
-from bot.locks import repo_lock
+from bot.llm.chat import LLM
+from bot.llm.embeddings import Embedder
 from bot.models import (
     Answer,
     AnswerMode,
@@ -42,13 +38,17 @@ from bot.models import (
     Turn,
     Usage,
 )
+from bot.reports import help_text, reindex_text, repos_text, status_text
 from bot.retrieval.hyde import HydeExpander
 from bot.retrieval.prune import Pruner
 from bot.retrieval.retriever import Retrieval, Retriever, Source
-from bot.runs import Run, RunLog
+from bot.runtime.limits import Limiter
+from bot.runtime.locks import repo_lock
+from bot.runtime.queue import AnswerQueue
+from bot.store.feedback import FeedbackStore
+from bot.store.runs import Run, RunLog
 from bot.symbols.store import SymbolStore
-from bot.views import help_text, reindex_text, repos_text, status_text
-from bot.work_queue import AnswerQueue
+from bot.wiring import make_embedder, make_index, make_llm, make_symbols
 
 log = logging.getLogger(__name__)
 

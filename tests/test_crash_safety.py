@@ -12,8 +12,8 @@ from pathlib import Path
 
 from bot.config import FileConfig, Settings
 from bot.core import CLI, Core
-from bot.factory import symbols_path
-from bot.index.local import LocalIndex
+from bot.index.local.index import LocalIndex
+from bot.wiring import symbols_path
 from tests.servers.openai_fake import FakeOpenAI
 from tests.support.cli import run_cli
 from tests.support.shop import build_shop

@@ -4,7 +4,7 @@ from email.utils import formatdate
 
 import pytest
 
-from bot.retry import (
+from bot.runtime.retry import (
     Retrier,
     Retry,
     RetryPolicy,

@@ -6,9 +6,9 @@ import pytest
 from bot.config import FileConfig, Settings
 from bot.core import CLI, Core
 from bot.errors import StoreError
-from bot.locks import repo_lock
-from bot.pricing import describe_cost, embedding_cost
-from bot.runs import INTERRUPTED, RUNNING, Run, RunLog
+from bot.llm.pricing import describe_cost, embedding_cost
+from bot.runtime.locks import repo_lock
+from bot.store.runs import INTERRUPTED, RUNNING, Run, RunLog
 from tests.support.shop import build_shop
 
 

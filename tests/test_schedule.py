@@ -13,12 +13,12 @@ from zoneinfo import ZoneInfo
 import pytest
 from apscheduler.schedulers.background import BackgroundScheduler
 
+from adapters.schedule import JOB_PREFIX, SYNC_JOB, IngestScheduler, make_trigger
 from adapters.webhook import WebhookServer, signature_ok
 from bot.config import FileConfig, RepoConfig, ScheduleConfig, Settings
 from bot.core import CLI, Core
 from bot.errors import ConfigError
-from bot.locks import RepositoryBusy, repo_lock
-from bot.schedule import JOB_PREFIX, SYNC_JOB, IngestScheduler, make_trigger
+from bot.runtime.locks import RepositoryBusy, repo_lock
 from tests.servers.openai_fake import FakeOpenAI
 from tests.support.shop import build_shop
 

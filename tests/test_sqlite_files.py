@@ -1,4 +1,4 @@
-"""bot.sqlite_files: damage recognised from SQLite's own errors, set aside once, unclean
+"""bot.store.sqlite: damage recognised from SQLite's own errors, set aside once, unclean
 stops checked at opening, a full disk never taken for damage."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from bot.errors import DiskFullError, StoreError
-from bot.sqlite_files import SqliteFile, is_damage, is_disk_full, notices
+from bot.store.sqlite import SqliteFile, is_damage, is_disk_full, notices
 from tests.support.damage import damage_page, garble, truncate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,7 +130,7 @@ CRASHER = textwrap.dedent(
     """
     import os, signal, sys
     from pathlib import Path
-    from bot.sqlite_files import SqliteFile
+    from bot.store.sqlite import SqliteFile
     from tests.test_sqlite_files import prepare, write_notes
     file = SqliteFile(Path(sys.argv[1]), "note store", prepare)
     write_notes(file)
@@ -157,7 +157,7 @@ def test_an_unclean_stop_is_checked_at_the_next_opening(
     path = tmp_path / "notes.sqlite"
     crash_while_open(path)
     assert list(tmp_path.glob(".notes.sqlite.open-*")), "the killed process left its marker"
-    with caplog.at_level(logging.INFO, logger="bot.sqlite_files"):
+    with caplog.at_level(logging.INFO, logger="bot.store.sqlite"):
         file = SqliteFile(path, "note store", prepare)
     assert "notes.sqlite checked: ok" in caplog.text
     assert file.run(count) == 300  # committed rows survive a kill

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from bot.tokencount import count_tokens, truncate_to_tokens
+from bot.text.counting import count_tokens, truncate_to_tokens
 
 SAMPLES = [
     "",

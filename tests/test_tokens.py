@@ -1,4 +1,4 @@
-from bot.index.tokens import code_tokens, compounds, path_tokens, query_terms, stem, token_counts
+from bot.text.tokens import code_tokens, compounds, path_tokens, query_terms, stem, token_counts
 
 
 def test_identifiers_kept_whole_and_split():

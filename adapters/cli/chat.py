@@ -12,7 +12,7 @@ from typing import TextIO
 from rich.console import Console
 
 from adapters.cli.render import print_answer
-from adapters.errors import user_facing
+from adapters.common.errors import user_facing
 from bot.core import CLI, Core
 from bot.errors import BotError
 from bot.models import Turn

@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from adapters.cli.chat import run_chat
 from adapters.cli.logs import setup_logging
 from adapters.cli.render import print_answer, print_report
-from adapters.errors import user_facing
+from adapters.common.errors import user_facing
 from bot.config import load_settings
 from bot.core import CLI, Core
 from bot.errors import BotError, ConfigError
@@ -189,7 +189,7 @@ def cmd_feedback(core: Core, args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_init_index(core: Core, args: argparse.Namespace, console: Console) -> int:
-    from bot.index.pinecone import PineconeIndex
+    from bot.index.pinecone.index import PineconeIndex
 
     if not isinstance(core.index, PineconeIndex):
         console.print("The local index needs no set-up (CODECITE_INDEX=local).")

@@ -7,8 +7,8 @@ from rich.markdown import Markdown
 from rich.table import Table
 
 from bot.ingest.pipeline import IngestReport
+from bot.llm.pricing import describe_cost
 from bot.models import Answer
-from bot.pricing import describe_cost
 
 
 def print_answer(console: Console, answer: Answer, *, details: bool = True) -> None:

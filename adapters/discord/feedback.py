@@ -14,8 +14,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import discord
 
+from adapters.common.errors import user_facing
 from adapters.discord.render import render_text
-from adapters.errors import user_facing
 from bot.core import Core
 
 log = logging.getLogger(__name__)

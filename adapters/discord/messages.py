@@ -30,7 +30,7 @@ from adapters.discord.replies import (
 )
 from bot.core import Context, Core
 from bot.models import Turn
-from bot.work_queue import in_line
+from bot.runtime.queue import in_line
 
 log = logging.getLogger(__name__)
 

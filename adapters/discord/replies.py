@@ -22,9 +22,9 @@ from typing import Any, TypeVar
 import aiohttp
 import discord
 
+from adapters.common.errors import user_facing
 from adapters.discord.feedback import NO_MENTIONS, vote_view
 from adapters.discord.render import render_answer, render_text
-from adapters.errors import user_facing
 from bot.core import Context, Core
 from bot.models import Answer, Turn
 

@@ -20,7 +20,7 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from bot.sqlite_files import set_aside
+from bot.store.sqlite import set_aside
 
 log = logging.getLogger(__name__)
 

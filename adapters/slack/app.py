@@ -21,10 +21,10 @@ from slack_sdk.http_retry.builtin_handlers import (
     ServerErrorRetryHandler,
 )
 
+from adapters.common.dedupe import EventDedupe
 from adapters.slack.handlers import SlackHandlers
 from bot.config import Settings
 from bot.core import Core
-from bot.dedupe import EventDedupe
 from bot.errors import ConfigError, ServiceUnavailable
 
 log = logging.getLogger(__name__)

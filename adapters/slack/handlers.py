@@ -3,7 +3,7 @@
 Each listener runs on Bolt's listener threads after (events) or right after
 calling (commands, buttons) `ack()`; the slow part, `Core.ask`, runs in the
 bounded WorkerPool. Every failure the user could notice is turned into one
-sentence with an incident id (`adapters.errors.user_facing`).
+sentence with an incident id (`adapters.common.errors.user_facing`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from slack_bolt import Ack, App, BoltContext
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackClientError
 
-from adapters.errors import user_facing
+from adapters.common.dedupe import EventDedupe
+from adapters.common.errors import user_facing
 from adapters.slack.conversations import ConversationTypes
 from adapters.slack.events import Incoming, SlashCommand, parse_event
 from adapters.slack.history import (
@@ -39,10 +40,9 @@ from adapters.slack.render import (
     render_text,
 )
 from bot.core import Context, Core
-from bot.dedupe import EventDedupe
 from bot.errors import BotError, RateLimited
 from bot.models import Answer, Turn
-from bot.work_queue import in_line
+from bot.runtime.queue import in_line
 
 log = logging.getLogger(__name__)
 

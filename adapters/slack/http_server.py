@@ -3,7 +3,7 @@
 Bolt's own `App.start()` server handles one request at a time, so a slow
 request would delay every acknowledgement behind it; this one gives each
 connection its own thread, up to `HTTPLimits.max_connections` (see
-adapters/http_limits.py for the timeouts and budgets a client lives under).
+adapters/common/http_limits.py for the timeouts and budgets a client lives under).
 
 A POST to the events path is judged in this order, each step before the next
 is paid for: framing (Content-Length: 400/411/413), then the signing headers
@@ -23,8 +23,8 @@ from http.server import BaseHTTPRequestHandler
 
 from slack_bolt import App, BoltRequest, BoltResponse
 
-from adapters.http_handler import TEXT, GuardedHandler
-from adapters.http_limits import BoundedServer, HTTPLimits, Refusal, describe_body
+from adapters.common.http_handler import TEXT, GuardedHandler
+from adapters.common.http_limits import BoundedServer, HTTPLimits, Refusal, describe_body
 from adapters.slack.verify import header_refusal, signature_matches, withhold_bolt_body_log
 
 log = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ secret (https://api.slack.com/authentication/verifying-requests-from-slack).
 The timestamp and the signature's shape are judged from the headers alone, so a
 request that fails them is refused without reading its body; only a well-formed,
 fresh request is read and hashed. Nothing of a refused body is logged: at most
-its size and a short hash (`adapters.http_limits.describe_body`).
+its size and a short hash (`adapters.common.http_limits.describe_body`).
 
 Bolt verifies again (same secret, same text); when it disagrees (a timestamp
 crossing the 5-minute line between the two checks) its log line would carry the

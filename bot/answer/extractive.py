@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.answer.citations import Permalink, to_citation
-from bot.index.tokens import code_tokens
 from bot.models import Citation
 from bot.retrieval.retriever import Source
+from bot.text.tokens import code_tokens
 
 MAX_PLACES = 5
 EXCERPT_LINES = 8

@@ -12,7 +12,7 @@ import re
 import secrets
 from collections.abc import Sequence
 
-from bot.answer.base import Message
+from bot.llm.chat import Message
 from bot.models import Turn
 from bot.retrieval.retriever import Source
 

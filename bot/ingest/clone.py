@@ -11,7 +11,7 @@ from pathlib import Path
 from bot.errors import SourceError
 from bot.ingest.git import Git, GitError, base_env, first_line
 from bot.ingest.hosting import RemoteURL, auth_env
-from bot.retry import Retrier, Retry, RetryPolicy
+from bot.runtime.retry import Retrier, Retry, RetryPolicy
 
 log = logging.getLogger(__name__)
 

@@ -28,13 +28,13 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bot.embedding.base import Embedder
+from bot.code.languages import language_for
 from bot.errors import SourceError
 from bot.index.base import ChangeSet, Index
-from bot.ingest.languages import language_for
 from bot.ingest.probe import current_commit
 from bot.ingest.secrets import scrub
 from bot.ingest.sources import Source, SourceFile, default_name, open_source
+from bot.llm.embeddings import Embedder
 from bot.models import Chunk, FileDoc, FileEntry, RepoState, Span
 from bot.symbols.extract import analyze
 from bot.symbols.store import SymbolStore

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import logging
 
-from bot.answer.base import LLM, Message
 from bot.errors import ServiceError
+from bot.llm.chat import LLM, Message
 from bot.models import Usage
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from bot.index.tokens import code_tokens
+from bot.text.tokens import code_tokens
 
 _TEST_DIRS = {"test", "tests", "testing", "__tests__", "spec", "specs", "test_utils", "testdata"}
 _TEST_FILE = re.compile(

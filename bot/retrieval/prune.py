@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from bot.answer.base import LLM, Message
 from bot.errors import ServiceError
+from bot.llm.chat import LLM, Message
 from bot.models import Usage
 from bot.retrieval.retriever import Source
 

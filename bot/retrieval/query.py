@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.index.tokens import code_tokens, path_tokens, query_terms
+from bot.text.tokens import code_tokens, path_tokens, query_terms
 
 _CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")

@@ -23,7 +23,7 @@ from bot.models import RepoState, line_label
 from bot.retrieval.dirtree import DirNode, build_tree, one_line, tree_lines
 from bot.retrieval.intent import file_kind
 from bot.symbols.model import RankedSymbol, SymbolDef
-from bot.tokencount import count_tokens
+from bot.text.counting import count_tokens
 
 log = logging.getLogger(__name__)
 

@@ -15,15 +15,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from bot.embedding.base import Embedder
 from bot.errors import BotError
 from bot.index.base import HybridIndex, Index
-from bot.index.tokens import query_terms
+from bot.llm.embeddings import Embedder
 from bot.models import FileHit, Hit, Usage, line_label
 from bot.retrieval.intent import Intent, intent_of, prior
 from bot.retrieval.query import QueryAnalysis, analyze
 from bot.retrieval.symbol_facts import SymbolFacts, SymbolFinder, SymbolLookup, exact_first
-from bot.tokencount import count_tokens
+from bot.text.counting import count_tokens
+from bot.text.tokens import query_terms
 
 log = logging.getLogger(__name__)
 

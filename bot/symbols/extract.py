@@ -14,14 +14,14 @@ import logging
 
 from tree_sitter import Node, QueryCursor
 
-from bot.ingest.chunking import Parsed, analyze_file, parse_file
-from bot.ingest.chunking.grammars import GRAMMARS
-from bot.ingest.chunking.lines import LineTable
+from bot.code.chunking import Parsed, analyze_file, parse_file
+from bot.code.chunking.grammars import GRAMMARS
+from bot.code.chunking.lines import LineTable
+from bot.code.queries import symbol_query
 from bot.models import Span
 from bot.symbols.definitions import Definitions
 from bot.symbols.model import FileSymbols
 from bot.symbols.packed import EMPTY, PackedSymbols
-from bot.symbols.queries import symbol_query
 from bot.symbols.references import READERS, references
 
 __all__ = ["analyze", "extract", "extract_packed", "extract_parsed", "extract_text"]

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from bot.ingest.chunking.lines import ENCODING, LineTable
+from bot.code.chunking.lines import ENCODING, LineTable
+from bot.code.queries import SPECS, CallShape
 from bot.symbols.definitions import Heads, in_head
-from bot.symbols.queries import SPECS, CallShape
 
 _MIN_NAME = 2
 # Bytes that may come between a callee and its `(`; after anything else it is not called.

@@ -17,7 +17,7 @@ and are looked up by it.
 Writes hold a lock and one transaction. Reads of a file use one connection per
 thread, inside a read transaction, so they run beside a write (WAL) and see one
 committed state. A damaged file, found at opening or by any read or write, is set
-aside and started afresh (`bot.sqlite_files`); the read or write that found it
+aside and started afresh (`bot.store.sqlite`); the read or write that found it
 fails (StoreError: answers fall back to search), and the next ingest finds every
 file's symbols missing and refills the table. Other failures are StoreError.
 """
@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from bot.errors import StoreError
-from bot.sqlite_files import SqliteFile, is_damage, store_error
+from bot.store.sqlite import SqliteFile, is_damage, store_error
 from bot.symbols import lookup, schema
 from bot.symbols.model import FileSymbols, RankedSymbol, SymbolDef, SymbolRef
 from bot.symbols.packed import PackedSymbols

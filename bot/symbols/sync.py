@@ -22,8 +22,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 
+from bot.code.languages import language_for
 from bot.errors import BotError
-from bot.ingest.languages import language_for
 from bot.ingest.secrets import scrub
 from bot.ingest.sources import Source, SourceFile
 from bot.models import FileEntry

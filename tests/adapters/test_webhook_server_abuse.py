@@ -23,12 +23,12 @@ from zoneinfo import ZoneInfo
 import pytest
 from apscheduler.schedulers.background import BackgroundScheduler
 
-from adapters.http_limits import HTTPLimits
+from adapters.common.http_limits import HTTPLimits
+from adapters.schedule import JOB_PREFIX, IngestScheduler
 from adapters.webhook import LIMITS as WEBHOOK_LIMITS
 from adapters.webhook import PATH, WebhookServer, signature_ok
 from bot.config import FileConfig, RepoConfig, ScheduleConfig, Settings
 from bot.core import Core
-from bot.schedule import JOB_PREFIX, IngestScheduler
 from tests.support.raw_http import (
     Reply,
     closed_by_server,

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.answer.base import LLM, Message
-from bot.answer.openai_chat import ChatStream, OpenAIChat, safe_url
 from bot.errors import ServiceError, ServiceUnavailable
+from bot.llm.chat import LLM, Message
+from bot.llm.openai_chat import ChatStream, OpenAIChat, safe_url
 from bot.models import Usage
 from tests.servers.openai_fake import FakeOpenAI
 

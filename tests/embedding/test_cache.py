@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bot.embedding.cache import EmbeddingCache, cache_key
+from bot.llm.embedding_cache import EmbeddingCache, cache_key
 
 
 def vec(seed: int, dims: int = 8) -> list[float]:

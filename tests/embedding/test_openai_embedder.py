@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bot.embedding.base import Embedder
-from bot.embedding.cache import EmbeddingCache
-from bot.embedding.openai_embedder import OpenAIEmbedder
 from bot.errors import ServiceError, ServiceUnavailable
-from bot.tokencount import count_tokens
+from bot.llm.embedding_cache import EmbeddingCache
+from bot.llm.embeddings import Embedder
+from bot.llm.openai_embedder import OpenAIEmbedder
+from bot.text.counting import count_tokens
 from tests.servers.openai_fake import FakeOpenAI
 from tests.servers.openai_wire import fake_embedding
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from bot.errors import StoreError
-from bot.index import bm25
-from bot.index.termcounts import (
+from bot.index.local import bm25
+from bot.index.local.termcounts import (
     MAX_COUNT,
     RECORD,
     chunk_terms,
@@ -22,7 +22,7 @@ from bot.index.termcounts import (
     file_terms,
     term_hash,
 )
-from bot.index.tokens import code_tokens, path_tokens
+from bot.text.tokens import code_tokens, path_tokens
 from tests.index.contract import make_chunk
 
 WEIGHTS = (2.0, 3.0, 1.5, 1.0)  # LocalIndex's defaults for path, symbol, header, body

@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from bot.index import bm25
+from bot.index.local import bm25
 from tests.index.test_bm25 import WEIGHTS, hashes, random_corpus, segment
 
 

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 
 from bot.errors import StoreError
-from bot.index import local_schema
 from bot.index.base import ChangeSet
-from bot.index.lexical import MAX_TERMS, query_hashes
-from bot.index.local import LocalIndex, prefix_upper_bound
-from bot.index.termcounts import term_hash
-from bot.index.tokens import query_terms
+from bot.index.local import schema as local_schema
+from bot.index.local.index import LocalIndex, prefix_upper_bound
+from bot.index.local.lexical import MAX_TERMS, query_hashes
+from bot.index.local.termcounts import term_hash
 from bot.models import Chunk
+from bot.text.tokens import query_terms
 from tests.index.contract import (
     COMMIT_2,
     HOOKS_PY,
@@ -435,7 +435,7 @@ def test_threads_share_one_index(index: LocalIndex) -> None:
 _CHILD = """
 import json, sys
 from pathlib import Path
-from bot.index.local import LocalIndex
+from bot.index.local.index import LocalIndex
 from tests.index.contract import change_set, make_chunk
 with LocalIndex(Path(sys.argv[1])) as idx:
     before = [h.chunk.id for h in idx.lexical(["callback"], repos=None, k=5)]

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.index import local_files
 from bot.index.base import ChangeSet
-from bot.index.local import LocalIndex
-from bot.index.termcounts import chunks_terms, file_terms
+from bot.index.local import files as local_files
+from bot.index.local.index import LocalIndex
+from bot.index.local.termcounts import chunks_terms, file_terms
 from bot.models import Chunk, FileDoc
 from tests.index.contract import change_set, file_docs, make_chunk
 

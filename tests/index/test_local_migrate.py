@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from bot.errors import StoreError
-from bot.index import local_schema
 from bot.index.base import ChangeSet
-from bot.index.local import LocalIndex
-from bot.index.tokens import code_tokens, join, path_tokens
-from bot.index.vectors import encode
+from bot.index.local import schema as local_schema
+from bot.index.local.index import LocalIndex
+from bot.index.local.vectors import encode
+from bot.text.tokens import code_tokens, join, path_tokens
 from tests.index.contract import HOOKS_PY, change_set, make_chunk, pseudo_vector, sample_chunks
 
 DIM = 8

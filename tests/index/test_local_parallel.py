@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.index import local_schema
-from bot.index.local import LocalIndex
-from bot.ingest import parallel
+from bot.index.local import schema as local_schema
+from bot.index.local.index import LocalIndex
+from bot.runtime import parallel
 from tests.index.contract import change_set, make_chunk
 
 DIM = 4

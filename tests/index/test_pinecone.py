@@ -20,18 +20,18 @@ from pinecone import Pinecone
 
 from bot.errors import ConfigError, StoreError
 from bot.index.base import ChangeSet
-from bot.index.pinecone import PineconeIndex
-from bot.index.pinecone_client import PineconeData
-from bot.index.pinecone_records import (
+from bot.index.pinecone.client import PineconeData
+from bot.index.pinecone.index import PineconeIndex
+from bot.index.pinecone.records import (
     METADATA_LIMIT,
     file_record_id,
     json_size,
     record_id,
     repo_record_id,
 )
-from bot.index.pinecone_state import PineconeState
+from bot.index.pinecone.state import PineconeState
 from bot.models import FileEntry
-from bot.retry import Retrier, RetryPolicy
+from bot.runtime.retry import Retrier, RetryPolicy
 from tests.index.contract import (
     COMMIT_2,
     IndexContract,

@@ -6,8 +6,8 @@ import pytest
 
 from bot.config import ChannelConfig, FileConfig, Settings
 from bot.core import CLI, Context, Core
-from bot.index.local import LocalIndex
-from bot.index.pinecone import PineconeIndex
+from bot.index.local.index import LocalIndex
+from bot.index.pinecone.index import PineconeIndex
 from tests.servers.openai_fake import FakeOpenAI
 from tests.servers.pinecone_fake import FakePinecone
 from tests.support.shop import build_shop

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.index.local import LocalIndex
-from bot.index.rowcache import OVERHEAD, ChunkCache, generation
+from bot.index.local.index import LocalIndex
+from bot.index.local.rowcache import OVERHEAD, ChunkCache, generation
 from bot.models import Chunk
 from tests.index.contract import COMMIT_2, change_set, make_chunk, pseudo_vector, sample_chunks
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from bot.index.sparse import (
+from bot.index.pinecone.sparse import (
     MAX_NONZEROS,
     CorpusStats,
     FieldBoosts,
@@ -15,7 +15,7 @@ from bot.index.sparse import (
     query_tokens,
     token_index,
 )
-from bot.index.tokens import code_tokens
+from bot.text.tokens import code_tokens
 
 ENC = SparseEncoder()
 

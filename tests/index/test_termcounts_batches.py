@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from bot.errors import StoreError
-from bot.index import termcounts
-from bot.index.termcounts import (
+from bot.index.local import termcounts
+from bot.index.local.termcounts import (
     CHUNK_BODY,
     FILE_BODY,
     MAX_COUNT,
@@ -23,7 +23,7 @@ from bot.index.termcounts import (
     files_terms,
     texts_terms,
 )
-from bot.index.tokens import code_tokens, path_tokens
+from bot.text.tokens import code_tokens, path_tokens
 from tests.index.contract import make_chunk
 
 WORDS = ["retry", "Retries", "cache_hit", "parseURL", "x", "42", "é", "self", "handler"]

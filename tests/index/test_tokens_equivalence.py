@@ -1,7 +1,7 @@
 """The fast tokenizer gives exactly what the plain one gives, on random and real text.
 
 `reference_*` below is the tokenizer as first written (one regex pass over the
-text, each word split and stemmed on its own); `bot.index.tokens` must match it
+text, each word split and stemmed on its own); `bot.text.tokens` must match it
 token for token, in order, for any input: stored term counts depend on it.
 """
 
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.index import tokens
-from bot.index.tokens import (
+from bot.text import tokens
+from bot.text.tokens import (
     STOPWORDS,
     code_tokens,
     iter_tokens,

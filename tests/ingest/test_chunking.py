@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-import bot.ingest.chunking as chunking
-from bot.ingest.chunking import DEFAULT_BUDGET, ChunkBudget, chunk_file
+import bot.code.chunking as chunking
+from bot.code.chunking import DEFAULT_BUDGET, ChunkBudget, chunk_file
 from bot.models import Span
 from tests.ingest.test_chunking_properties import FIXTURES, assert_well_formed
 
@@ -452,7 +452,7 @@ def test_an_internal_error_degrades_to_windows(
 
 def test_parsers_are_safe_across_threads() -> None:
     paths = sorted(p for p in FIXTURES.iterdir() if p.suffix not in (".md", ".txt"))
-    from bot.ingest.languages import language_for
+    from bot.code.languages import language_for
 
     def run(path: Path) -> list[Span]:
         return chunk_file(

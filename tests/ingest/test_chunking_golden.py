@@ -10,8 +10,8 @@ import difflib
 import os
 from pathlib import Path
 
-from bot.ingest.chunking import ChunkBudget, chunk_file
-from bot.ingest.languages import language_for
+from bot.code.chunking import ChunkBudget, chunk_file
+from bot.code.languages import language_for
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE.parent / "fixtures" / "polyglot"

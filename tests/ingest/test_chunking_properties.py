@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.ingest.chunking import DEFAULT_BUDGET, KINDS, ChunkBudget, chunk_file
-from bot.ingest.languages import SYNTAX_LANGUAGES, language_for
+from bot.code.chunking import DEFAULT_BUDGET, KINDS, ChunkBudget, chunk_file
+from bot.code.languages import SYNTAX_LANGUAGES, language_for
 from bot.models import Span
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "polyglot"
@@ -53,12 +53,12 @@ def assert_well_formed(text: str, spans: Sequence[Span], budget: ChunkBudget) ->
 @pytest.fixture
 def no_fallback(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
     """Fails the test if the chunker had to fall back to windows after an internal error."""
-    caplog.set_level(logging.WARNING, logger="bot.ingest.chunking")
+    caplog.set_level(logging.WARNING, logger="bot.code.chunking")
     return caplog
 
 
 def _no_warnings(caplog: pytest.LogCaptureFixture) -> None:
-    assert not [r for r in caplog.records if r.name.startswith("bot.ingest.chunking")]
+    assert not [r for r in caplog.records if r.name.startswith("bot.code.chunking")]
 
 
 @pytest.mark.parametrize("budget", BUDGETS, ids=["default", "tiny", "one-line"])

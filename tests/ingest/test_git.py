@@ -460,7 +460,7 @@ def test_an_unreachable_host_is_retried_with_backoff_then_reported(tmp_path, mon
     from bot.errors import SourceError
     from bot.ingest import clone as git_module
     from bot.ingest.hosting import parse_remote
-    from bot.retry import Retrier, RetryPolicy
+    from bot.runtime.retry import Retrier, RetryPolicy
 
     waits: list[float] = []
     monkeypatch.setattr(
@@ -479,7 +479,7 @@ def test_a_missing_repository_is_not_retried(tmp_path, monkeypatch):
     from bot.errors import SourceError
     from bot.ingest import clone as git_module
     from bot.ingest.hosting import parse_remote
-    from bot.retry import Retrier, RetryPolicy
+    from bot.runtime.retry import Retrier, RetryPolicy
 
     waits: list[float] = []
     monkeypatch.setattr(

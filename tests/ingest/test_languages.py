@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.ingest.chunking.grammars import GRAMMARS, language
-from bot.ingest.languages import SYNTAX_LANGUAGES, language_for
+from bot.code.chunking.grammars import GRAMMARS, language
+from bot.code.languages import SYNTAX_LANGUAGES, language_for
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,8 @@ from typing import TypeVar
 
 import pytest
 
-from bot.ingest import parallel
-from bot.ingest.parallel import default_workers, ordered_map
+from bot.runtime import parallel
+from bot.runtime.parallel import default_workers, ordered_map
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")

@@ -26,7 +26,6 @@ import pytest
 
 from bot.config import FileConfig, Settings
 from bot.core import CLI, Context, Core
-from bot.embedding.cache import EmbeddingCache
 from bot.errors import (
     BotError,
     NotIndexedError,
@@ -35,6 +34,7 @@ from bot.errors import (
     SourceError,
     StoreError,
 )
+from bot.llm.embedding_cache import EmbeddingCache
 from tests.servers.openai_fake import FakeOpenAI
 from tests.support.gitrepo import GIT_ENV, GitRepo
 from tests.support.shop import build_shop

@@ -21,15 +21,15 @@ from pathlib import Path
 
 import pytest
 
+from adapters.common.dedupe import EventDedupe
 from bot.config import FileConfig, Settings
 from bot.core import CLI, Core
-from bot.dedupe import EventDedupe
-from bot.embedding.cache import EmbeddingCache
-from bot.feedback import FeedbackStore
-from bot.index.pinecone_state import ChunkRow, FileRow, PineconeState, rebuild_wanted
+from bot.index.pinecone.state import ChunkRow, FileRow, PineconeState, rebuild_wanted
+from bot.llm.embedding_cache import EmbeddingCache
 from bot.models import Answer, RepoState
-from bot.runs import Run, RunLog
-from bot.sqlite_files import notices
+from bot.store.feedback import FeedbackStore
+from bot.store.runs import Run, RunLog
+from bot.store.sqlite import notices
 from tests.support.cli import run_cli
 from tests.support.damage import SQLITE_DAMAGE, TEXT_DAMAGE, damage_page, settle
 from tests.support.gitrepo import GitRepo
@@ -351,7 +351,7 @@ def test_pinecone_state_is_rebuilt_from_pinecone_at_start(
     world: World, damage: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """End to end with CODECITE_INDEX=pinecone: the next start rebuilds the state and answers."""
-    from bot.index.pinecone import STATE_FILE
+    from bot.index.pinecone.index import STATE_FILE
     from tests.servers.openai_fake import FakeOpenAI
     from tests.servers.pinecone_fake import FakePinecone
 

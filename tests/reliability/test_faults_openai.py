@@ -15,13 +15,13 @@ from dataclasses import dataclass
 
 import pytest
 
-from bot.answer.openai_chat import OpenAIChat
 from bot.config import FileConfig, Settings
 from bot.core import CLI, Core
-from bot.embedding.cache import EmbeddingCache
-from bot.embedding.openai_embedder import OpenAIEmbedder
 from bot.errors import BotError, ServiceError, ServiceUnavailable
-from bot.factory import make_index
+from bot.llm.embedding_cache import EmbeddingCache
+from bot.llm.openai_chat import OpenAIChat
+from bot.llm.openai_embedder import OpenAIEmbedder
+from bot.wiring import make_index
 from tests.reliability.fault_tally import FaultTally, tally_fixture
 from tests.servers.openai_fake import FakeOpenAI
 from tests.support.gitrepo import GitRepo

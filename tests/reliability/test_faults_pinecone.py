@@ -25,11 +25,11 @@ from pinecone._internal.http_client import get_budget_registry
 from bot.config import FileConfig, Settings
 from bot.core import CLI, Core
 from bot.errors import BotError, StoreError
-from bot.factory import make_embedder, make_llm
-from bot.index import pinecone_client
-from bot.index.pinecone import STATE_FILE, PineconeIndex
-from bot.index.pinecone_records import CHUNK, FILE
-from bot.retry import RetryPolicy
+from bot.index.pinecone import client as pinecone_client
+from bot.index.pinecone.index import STATE_FILE, PineconeIndex
+from bot.index.pinecone.records import CHUNK, FILE
+from bot.runtime.retry import RetryPolicy
+from bot.wiring import make_embedder, make_llm
 from tests.reliability.fault_tally import FaultTally, tally_fixture
 from tests.servers.openai_fake import FakeOpenAI
 from tests.servers.pinecone_fake import FakePinecone

@@ -24,11 +24,11 @@ import pytest
 from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED, JobExecutionEvent
 from apscheduler.schedulers.background import BackgroundScheduler
 
+from adapters.schedule import JOB_PREFIX, IngestScheduler
 from bot.config import Settings
 from bot.core import CLI, Core
 from bot.errors import SourceError
 from bot.ingest import pipeline
-from bot.schedule import JOB_PREFIX, IngestScheduler
 from tests.reliability.fault_tally import FaultTally, tally_fixture
 from tests.support.gitrepo import GitRepo
 from tests.support.shop import build_shop
@@ -179,7 +179,7 @@ def test_unreachable_and_heavy_repositories_do_not_hold_back_the_others(
     faults.inject("unreachable remote")
     faults.inject("binary-heavy repository")
     try:
-        with caplog.at_level("WARNING", logger="bot.schedule"):
+        with caplog.at_level("WARNING", logger="adapters.schedule"):
             reports = scheduled(core).start({"shop", "gone", "heavy"})
         assert reports["gone"] is None  # failed, recorded, not raised into the scheduler
         assert {s.name for s in core.index.repo_states()} == {"shop", "heavy"}

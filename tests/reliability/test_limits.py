@@ -10,7 +10,7 @@ import pytest
 from bot.config import FileConfig, LimitsConfig, Settings
 from bot.core import CLI, Context, Core
 from bot.errors import BotError, QuestionError, RateLimited
-from bot.limits import Limiter
+from bot.runtime.limits import Limiter
 
 
 class Clock:

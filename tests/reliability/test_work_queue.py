@@ -10,7 +10,7 @@ import pytest
 
 from bot.config import LimitsConfig
 from bot.errors import BotError, RateLimited
-from bot.work_queue import AnswerQueue, QueueClosed
+from bot.runtime.queue import AnswerQueue, QueueClosed
 
 WAIT = 10  # seconds; only reached when the code under test is broken
 

@@ -2,12 +2,12 @@ from datetime import UTC, datetime
 
 from bot.config import FileConfig, Settings
 from bot.core import Core
-from bot.index.local import LocalIndex
+from bot.index.local.index import LocalIndex
 from bot.models import FileEntry, RepoState
 from bot.retrieval.dirtree import build_tree, tree_lines
 from bot.retrieval.repomap import MAP_TOKENS, RepoMap, RepoMapper, render_maps
 from bot.symbols.model import RankedSymbol, SymbolDef
-from bot.tokencount import count_tokens
+from bot.text.counting import count_tokens
 from tests.retrieval.fake_symbols import FakeSymbols
 from tests.support.shop import build_shop
 

@@ -7,11 +7,11 @@ embedding inputs, empty inputs, an input over 8,192 tokens or a request over
 `{"error": {"message", "type", "param", "code"}}`.
 
 Token counts use one documented rule, `ceil(len(text) / 4)` per string
-(`estimate_tokens`); `bot.tokencount.count_tokens` never counts lower, so a
+(`estimate_tokens`); `bot.text.counting.count_tokens` never counts lower, so a
 client batching by it never trips these limits.
 
 Embedding vectors are deterministic: a signed, hashed bag of
-`bot.index.tokens.code_tokens` folded into the dimension and L2-normalised, so
+`bot.text.tokens.code_tokens` folded into the dimension and L2-normalised, so
 texts sharing identifiers are close.
 """
 
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from bot.index.tokens import code_tokens
+from bot.text.tokens import code_tokens
 
 MAX_EMBED_INPUTS = 2048
 MAX_EMBED_INPUT_TOKENS = 8192

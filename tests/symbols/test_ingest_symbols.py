@@ -10,9 +10,9 @@ import bot.symbols.sync as sync
 from bot.config import FileConfig, Settings
 from bot.core import Core
 from bot.errors import StoreError
-from bot.factory import make_symbols, symbols_path
 from bot.symbols.extract import extract_text
 from bot.symbols.store import SymbolStore
+from bot.wiring import make_symbols, symbols_path
 from tests.support.shop import BILLING, WEBHOOKS, build_shop, line_of
 
 
@@ -188,7 +188,7 @@ def test_an_unopenable_table_leaves_the_core_without_one(monkeypatch, caplog, sh
     blocker = Settings().home / "not-a-directory"
     blocker.parent.mkdir(parents=True, exist_ok=True)
     blocker.write_text("x")
-    monkeypatch.setattr("bot.factory.symbols_path", lambda settings: blocker / "symbols.sqlite")
+    monkeypatch.setattr("bot.wiring.symbols_path", lambda settings: blocker / "symbols.sqlite")
     with caplog.at_level(logging.WARNING):
         core = _core()
     assert core.symbols is None

@@ -11,15 +11,15 @@ import pytest
 from tree_sitter import Query, QueryCursor
 
 import bot.symbols.references as references_module
-from bot.ingest.chunking import parse_file
-from bot.ingest.chunking.grammars import GRAMMARS
-from bot.ingest.chunking.grammars import language as ts_language
-from bot.ingest.languages import language_for
-from bot.symbols import queries
+from bot.code import queries
+from bot.code.chunking import parse_file
+from bot.code.chunking.grammars import GRAMMARS
+from bot.code.chunking.grammars import language as ts_language
+from bot.code.languages import language_for
+from bot.code.queries import build_query, symbol_query
 from bot.symbols.definitions import Definitions
 from bot.symbols.extract import extract_parsed, extract_text
 from bot.symbols.model import FileSymbols
-from bot.symbols.queries import build_query, symbol_query
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "polyglot"
 
@@ -191,7 +191,7 @@ def test_every_language_records_its_calls_and_no_local_variables():
 
 def test_patterns_a_grammar_does_not_know_are_left_out(caplog):
     ts = ts_language("python")
-    with caplog.at_level(logging.INFO, logger="bot.symbols.queries"):
+    with caplog.at_level(logging.INFO, logger="bot.code.queries"):
         query = build_query(
             ts, "(function_definition) @def", ["(no_such_node) @ref", "(call) @call"]
         )

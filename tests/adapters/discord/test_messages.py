@@ -195,7 +195,7 @@ def test_busy_bot_says_where_a_question_stands_and_refuses_beyond_the_line(
 ) -> None:
     import threading
 
-    from bot.work_queue import AnswerQueue
+    from bot.runtime.queue import AnswerQueue
 
     monkeypatch.setattr(core, "queue", AnswerQueue(workers=1, size=1))
     release = threading.Event()

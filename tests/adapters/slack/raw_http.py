@@ -19,7 +19,7 @@ from typing import Any
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from adapters.http_limits import HTTPLimits
+from adapters.common.http_limits import HTTPLimits
 from adapters.slack.http_server import EVENTS_PATH, SlackHTTPServer
 from tests.adapters.slack.conftest import SIGNING_SECRET, event_body
 from tests.servers.slack_fake import BOT_TOKEN, FakeSlack

@@ -10,7 +10,7 @@ import pytest
 from adapters.slack.handlers import REINDEXING, THANKS, WORKING
 from adapters.slack.render import VOTE_DOWN, VOTE_UP
 from bot.core import Core
-from bot.work_queue import AnswerQueue
+from bot.runtime.queue import AnswerQueue
 from tests.adapters.slack.conftest import CHANNEL, Driver, Gate, Recorded
 from tests.servers.slack_fake import Call, FakeSlack
 

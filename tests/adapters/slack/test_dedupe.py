@@ -1,4 +1,4 @@
-"""bot/dedupe.py: one claim per key, across threads and processes.
+"""adapters/common/dedupe.py: one claim per key, across threads and processes.
 
 Kept free of heavy imports: the race test spawns processes that import this module.
 """
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bot.dedupe import EventDedupe
+from adapters.common.dedupe import EventDedupe
 
 
 def test_claim_is_all_or_nothing(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from adapters.http_limits import HTTPLimits
+from adapters.common.http_limits import HTTPLimits
 from tests.adapters.slack.raw_http import (
     Served,
     mention_body,

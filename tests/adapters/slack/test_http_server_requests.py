@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 import pytest
 from slack_bolt import BoltRequest
 
-from adapters.http_limits import HTTPLimits
+from adapters.common.http_limits import HTTPLimits
 from tests.adapters.slack.raw_http import (
     Served,
     mention_body,

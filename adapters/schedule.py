@@ -1,0 +1,230 @@
+"""Re-ingest configured repositories on a schedule (APScheduler 3.11).
+
+One job per repository from codecite.toml: an interval ("15m", "2h") or a
+crontab line, with jitter, coalescing (missed runs collapse into one) and at
+most one instance. A cross-process lock (bot.runtime.locks) keeps a scheduled run, a
+CLI reindex and a webhook-triggered run of one repository from overlapping.
+A sync job re-reads codecite.toml so added and removed repositories are
+picked up on the next run.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import datetime, tzinfo
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED, EVENT_JOB_MISSED, JobEvent
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.schedulers.base import BaseScheduler
+from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+
+from bot.config import FileConfig, RepoConfig, load_file_config
+from bot.core import Core
+from bot.errors import BotError, ConfigError
+from bot.ingest.pipeline import IngestReport
+from bot.runtime.locks import RepositoryBusy
+
+log = logging.getLogger(__name__)
+
+_INTERVAL = re.compile(r"^\s*(\d+)\s*(s|m|h|d)\s*$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+_CRON_DAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat", "sun")
+SYNC_JOB = "codecite:sync-config"
+JOB_PREFIX = "codecite:ingest:"
+
+
+def make_trigger(spec: str, *, jitter: int, timezone: tzinfo) -> IntervalTrigger | CronTrigger:
+    """ "15m" / "2h" / "30s" / "1d" -> interval; five crontab fields -> cron."""
+    match = _INTERVAL.match(spec)
+    if match:
+        amount = int(match.group(1))
+        if amount <= 0:
+            raise ConfigError(f"Schedule {spec!r} must be a positive interval.")
+        unit = _UNITS[match.group(2)]
+        return IntervalTrigger(**{unit: amount}, jitter=jitter or None, timezone=timezone)
+    fields = spec.split()
+    if len(fields) != 5:
+        raise ConfigError(
+            f"Schedule {spec!r} is neither an interval like '15m' nor a crontab line."
+        )
+    minute, hour, day, month, weekday = fields
+    try:
+        return CronTrigger(
+            minute=minute,
+            hour=hour,
+            day=day,
+            month=month,
+            day_of_week=_crontab_weekdays(weekday),
+            jitter=jitter or None,
+            timezone=timezone,
+        )
+    except ValueError as exc:
+        raise ConfigError(f"Schedule {spec!r} is not a valid crontab line.") from exc
+
+
+def _crontab_weekdays(field: str) -> str:
+    """Crontab numbers weekdays from Sunday=0; APScheduler 3 from Monday=0. Use names."""
+    return re.sub(r"\d+", lambda m: _CRON_DAYS[int(m.group()) % 8], field)
+
+
+def zone(name: str) -> tzinfo:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ConfigError(f"Unknown timezone {name!r} in [schedule].") from exc
+
+
+class IngestScheduler:
+    """Owns the APScheduler jobs; works with a background scheduler or any given one."""
+
+    def __init__(self, core: Core, *, scheduler: BaseScheduler | None = None) -> None:
+        self.core = core
+        self.runs = core.runs
+        config = core.config.schedule
+        self._tz = zone(config.timezone)
+        self.scheduler = scheduler or BackgroundScheduler(timezone=self._tz)
+        self.scheduler.add_listener(
+            self._on_event, EVENT_JOB_EXECUTED | EVENT_JOB_ERROR | EVENT_JOB_MISSED
+        )
+        self._configured: dict[str, RepoConfig] = {}
+        self._full_run: set[str] = set()  # repositories whose rules changed: no quick skip
+
+    # -- jobs --------------------------------------------------------------------------------
+
+    def install(self) -> None:
+        """Create one job per configured repository, plus the config sync job."""
+        self.apply_config(self.core.config)
+        self.scheduler.add_job(
+            self.sync_config,
+            IntervalTrigger(minutes=1, timezone=self._tz),
+            id=SYNC_JOB,
+            name="re-read codecite.toml",
+            replace_existing=True,
+            coalesce=True,
+            max_instances=1,
+        )
+
+    def apply_config(self, config: FileConfig) -> None:
+        wanted = {r.name: r for r in config.repos}
+        for name in sorted(set(self._configured) - set(wanted)):
+            self._remove(name)
+        for name, repo in wanted.items():
+            previous = self._configured.get(name)
+            if previous != repo or self.scheduler.get_job(JOB_PREFIX + name) is None:
+                if previous is not None:
+                    self._full_run.add(name)  # e.g. new include/exclude rules
+                self._add(repo, config)
+        self._configured = dict(wanted)
+        self.core.config = config
+
+    def sync_config(self) -> None:
+        path = self.core.settings.resolved_config_path()
+        try:
+            config = load_file_config(path)
+        except ConfigError as exc:
+            log.error("codecite.toml not applied: %s", exc.user_message)
+            return
+        if config != self.core.config:
+            log.info("codecite.toml changed; applying")
+            self.apply_config(config)
+
+    def _add(self, repo: RepoConfig, config: FileConfig) -> None:
+        spec = repo.schedule or config.schedule.interval
+        trigger = make_trigger(spec, jitter=config.schedule.jitter_seconds, timezone=self._tz)
+        self.scheduler.add_job(
+            self.run_repo,
+            trigger,
+            args=(repo.name, "schedule"),
+            id=JOB_PREFIX + repo.name,
+            name=f"ingest {repo.name}",
+            replace_existing=True,
+            coalesce=True,
+            max_instances=1,
+            misfire_grace_time=None,  # a late run still runs (once, thanks to coalescing)
+            next_run_time=datetime.now(self._tz),  # index new repositories right away
+        )
+        log.info("scheduled %s: %s", repo.name, spec)
+
+    def _remove(self, name: str) -> None:
+        job = self.scheduler.get_job(JOB_PREFIX + name)
+        if job is not None:
+            job.remove()
+        self.runs.set_next_run(name, None)
+        # The repository left the configuration: stop answering from it.
+        self.core.forget_repo(name)
+        log.info("removed %s from the schedule and the index", name)
+
+    # -- running -----------------------------------------------------------------------------
+
+    def run_repo(self, name: str, trigger: str) -> IngestReport | None:
+        """One run: ingest what changed; failures are logged and recorded, never raised."""
+        repo = self._configured.get(name)
+        if repo is None:
+            log.warning("no configured repository named %s", name)
+            return None
+        quick = name not in self._full_run
+        try:
+            report = self.core.index_repo(
+                repo.location,
+                name=name,
+                branch=repo.branch or None,
+                trigger=trigger,
+                wait=0.0,
+                quick=quick,
+            )
+            self._full_run.discard(name)
+            return report
+        except RepositoryBusy:
+            log.info("skipped %s: an ingest of it is already running", name)
+        except BotError as exc:
+            log.warning("ingest of %s failed: %s", name, exc.detail or exc.user_message)
+        return None
+
+    def trigger_now(self, name: str) -> bool:
+        """Run a repository's job as soon as possible (push webhook). False if unknown."""
+        job = self.scheduler.get_job(JOB_PREFIX + name)
+        if job is None:
+            return False
+        job.modify(next_run_time=datetime.now(self._tz))
+        return True
+
+    def repo_for_remote(self, clone_urls: set[str]) -> str | None:
+        """The configured repository whose URL is one of the pushed repository's URLs."""
+        normal = {_normal_url(u) for u in clone_urls if u}
+        for repo in self._configured.values():
+            if repo.url and _normal_url(repo.url) in normal:
+                return repo.name
+        return None
+
+    def _on_event(self, event: JobEvent) -> None:
+        job_id = getattr(event, "job_id", "")
+        if not job_id.startswith(JOB_PREFIX):
+            return
+        name = job_id[len(JOB_PREFIX) :]
+        if event.code == EVENT_JOB_ERROR:
+            exc: Any = getattr(event, "exception", None)
+            log.error("scheduled ingest of %s crashed", name, exc_info=exc)
+        job = self.scheduler.get_job(job_id)
+        self.runs.set_next_run(name, job.next_run_time if job is not None else None)
+
+    def start(self, *, paused: bool = False) -> None:
+        self.scheduler.start(paused=paused)
+        for name in self._configured:
+            job = self.scheduler.get_job(JOB_PREFIX + name)
+            self.runs.set_next_run(name, job.next_run_time if job is not None else None)
+
+    def shutdown(self) -> None:
+        if self.scheduler.running:
+            self.scheduler.shutdown(wait=False)
+
+
+def _normal_url(url: str) -> str:
+    """Compare git URLs loosely: scheme, userinfo, `.git` and case do not matter."""
+    url = url.strip().lower().removesuffix("/").removesuffix(".git")
+    url = re.sub(r"^[a-z+]+://", "", url)
+    url = re.sub(r"^[^@/]+@", "", url)
+    return url.replace(":", "/", 1) if "/" in url and ":" in url.split("/", 1)[0] else url

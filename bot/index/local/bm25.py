@@ -1,0 +1,216 @@
+"""An in-memory BM25 engine: postings per term in numpy arrays, one segment per repository.
+
+The formula is SQLite FTS5's `bm25()` with column weights, so rankings carry
+over from the FTS5 index this replaces: a term's frequency is summed over the
+fields with the caller's weights (`tf' = sum w_f * tf_f`), documents are
+length-normalised by their total token count `D`, and
+
+    score(d) = sum over terms t of idf(t) * tf' * (k1 + 1) / (tf' + k1 * (1 - b + b * D / avgD))
+    idf(t)   = max(log((N - n_t + 0.5) / (n_t + 0.5)), 1e-6)
+
+`N` and `n_t` (documents holding t in the searched fields) count every segment,
+so scores of different repositories stay comparable; `avgD` is the segment's
+own, which lets one repository's segment be rebuilt without touching the rest.
+
+A segment is immutable once built. For the default fields the saturated term
+frequency of every posting is precomputed, so a query is a gather, a multiply
+and a `bincount`. A query on a subset of fields runs the same way on a view of
+the segment built for those field weights on first use and kept with it: only
+the postings with the term in a chosen field, their tf' recombined from the
+per-field counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from bot.index.local.termcounts import RECORD, decode
+
+K1 = 1.2
+B = 0.75
+MIN_IDF = 1e-6  # FTS5's floor: a term in most documents still counts, barely
+
+Floats = npt.NDArray[np.float64]
+Hashes = npt.NDArray[np.uint64]
+Ints = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """The documents of one repository (chunks, or files) and their postings."""
+
+    ids: Ints  # rowid of each document
+    terms: Hashes  # (V,) sorted term hashes
+    indptr: Ints  # (V + 1,) postings of terms[i] are [indptr[i], indptr[i + 1])
+    docs: npt.NDArray[np.int32]  # (P,) document of each posting, an index into ids
+    saturated: npt.NDArray[np.float32]  # (P,) tf' * (k1 + 1) / (tf' + norm), default weights
+    counts: npt.NDArray[np.uint16]  # (P, fields) raw counts
+    norm: npt.NDArray[np.float32]  # (n,) k1 * (1 - b + b * D / avgD)
+    # Views for queries on some fields, by field weights (see `restricted`).
+    views: dict[tuple[float, ...], Segment] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def size(self) -> int:
+        return int(self.ids.size)
+
+    def restricted(self, fields: tuple[float, ...]) -> Segment:
+        """The segment as a query on the fields weighted > 0 in `fields` sees it.
+
+        Built once per weights and kept (the segment never changes; two threads
+        building it at once build the same thing).
+        """
+        view = self.views.get(fields)
+        if view is None:
+            view = self.views[fields] = _restrict(self, fields)
+        return view
+
+    def locate(self, hashes: Hashes) -> tuple[Ints, Ints]:
+        """For each query hash: the start of its postings and how many (0 if absent)."""
+        if self.terms.size == 0:
+            zero = np.zeros(hashes.size, dtype=np.int64)
+            return zero, zero
+        at = np.minimum(np.searchsorted(self.terms, hashes), self.terms.size - 1)
+        found = self.terms[at] == hashes
+        starts = self.indptr[at]
+        lengths = np.where(found, self.indptr[at + 1] - starts, 0)
+        return starts, lengths
+
+
+def build(ids: Sequence[int], blobs: Sequence[bytes], weights: Sequence[float]) -> Segment:
+    """Index the documents `ids` from their term-count blobs, with default field `weights`."""
+    n = len(ids)
+    width = len(weights)
+    lengths = np.fromiter(map(len, blobs), dtype=np.int64, count=n) // RECORD.itemsize
+    records = decode(b"".join(blobs))
+    doc = np.repeat(np.arange(n, dtype=np.int32), lengths)
+    keep = records["field"] < width  # a record for an unknown field is ignored, not fatal
+    records, doc = records[keep], doc[keep]
+    order = np.argsort(records["term"], kind="stable")  # docs stay ascending within a term
+    term = records["term"][order]
+    doc = doc[order]
+    field = records["field"][order].astype(np.intp)
+    count = records["count"][order]
+    first = np.ones(term.size, dtype=bool)
+    first[1:] = (term[1:] != term[:-1]) | (doc[1:] != doc[:-1])
+    posting = np.cumsum(first) - 1  # records of one (term, doc) pair share a posting
+    n_post = int(first.sum())
+    counts = np.zeros((n_post, width), dtype=np.uint16)
+    counts[posting, field] = count
+    post_term, post_doc = term[first], doc[first]
+    starts = np.ones(n_post, dtype=bool)
+    starts[1:] = post_term[1:] != post_term[:-1]
+    total = np.bincount(doc, weights=count, minlength=n).astype(np.float64)
+    norm = _norm(total)
+    tfw = counts.astype(np.float32) @ np.asarray(weights, dtype=np.float32)
+    segment = Segment(
+        ids=np.asarray(ids, dtype=np.int64),
+        terms=post_term[starts],
+        indptr=np.append(np.flatnonzero(starts), n_post).astype(np.int64),
+        docs=post_doc,
+        saturated=_saturate(tfw, norm[post_doc]),
+        counts=counts,
+        norm=norm,
+    )
+    for array in (segment.ids, segment.terms, segment.indptr, segment.docs, segment.saturated):
+        array.flags.writeable = False  # shared by every thread: nothing may write to it
+    segment.counts.flags.writeable = segment.norm.flags.writeable = False
+    return segment
+
+
+def _restrict(segment: Segment, fields: tuple[float, ...]) -> Segment:
+    """Postings with the term in a chosen field, tf' recombined with those fields' weights."""
+    chosen = np.asarray(fields, dtype=np.float32)
+    present = (segment.counts[:, chosen > 0] > 0).any(axis=1)
+    counts = segment.counts[present]
+    docs = segment.docs[present]
+    before = np.concatenate(([0], np.cumsum(present)))  # present postings before each one
+    per_term = before[segment.indptr[1:]] - before[segment.indptr[:-1]]
+    kept = per_term > 0
+    view = Segment(
+        ids=segment.ids,
+        terms=segment.terms[kept],
+        indptr=np.append(0, np.cumsum(per_term[kept])).astype(np.int64),
+        docs=docs,
+        saturated=_saturate(counts.astype(np.float32) @ chosen, segment.norm[docs]),
+        counts=counts,
+        norm=segment.norm,
+    )
+    for array in (view.terms, view.indptr, view.docs, view.saturated, view.counts):
+        array.flags.writeable = False
+    return view
+
+
+def _norm(total: Floats) -> npt.NDArray[np.float32]:
+    mean = float(total.mean()) if total.size else 0.0
+    return (K1 * (1.0 - B + B * total / (mean or 1.0))).astype(np.float32)
+
+
+def _saturate(
+    tfw: npt.NDArray[np.floating], norm: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float32]:
+    return (tfw * (K1 + 1.0) / (tfw + norm)).astype(np.float32)
+
+
+def _ranges(starts: Ints, lengths: Ints) -> Ints:
+    """Concatenated ranges [start, start + length) as one index array."""
+    total = int(lengths.sum())
+    if total == 0:
+        return np.empty(0, dtype=np.int64)
+    offsets = np.cumsum(lengths) - lengths
+    return np.repeat(starts - offsets, lengths) + np.arange(total, dtype=np.int64)
+
+
+def search(
+    segments: Mapping[str, Segment],
+    scope: Iterable[str] | None,
+    hashes: Hashes,
+    k: int,
+    fields: Sequence[float] | None = None,
+) -> list[tuple[int, float]]:
+    """(rowid, score) of the best `k` documents of the segments in `scope`, best first.
+
+    `fields`: weights per field for a query on some fields (0 leaves a field
+    out); None uses the defaults the segments were built with.
+    """
+    hashes = np.unique(hashes)
+    if k <= 0 or hashes.size == 0:
+        return []
+    if fields is not None:  # n_t counts documents with the term in the chosen fields
+        chosen = tuple(float(w) for w in fields)
+        segments = {name: seg.restricted(chosen) for name, seg in segments.items()}
+    names = list(segments) if scope is None else [s for s in scope if s in segments]
+    located = {name: seg.locate(hashes) for name, seg in segments.items()}
+    df = np.zeros(hashes.size, dtype=np.float64)
+    for _, lengths in located.values():
+        df += lengths
+    n_docs = sum(seg.size for seg in segments.values())
+    idf = np.maximum(np.log((n_docs - df + 0.5) / (df + 0.5)), MIN_IDF)
+    scores, ids = [], []
+    for name in names:
+        seg = segments[name]
+        starts, lengths = located[name]
+        index = _ranges(starts, lengths)
+        if index.size == 0:
+            continue
+        weights = seg.saturated[index] * np.repeat(idf, lengths)  # tf' * idf of the term
+        total = np.bincount(seg.docs[index], weights=weights, minlength=seg.size)
+        hit = np.flatnonzero(total > 0)
+        scores.append(total[hit])
+        ids.append(seg.ids[hit])
+    if not scores:
+        return []
+    return _top(np.concatenate(scores), np.concatenate(ids), k)
+
+
+def _top(scores: Floats, ids: Ints, k: int) -> list[tuple[int, float]]:
+    """The best k by score, ties broken by the lower rowid (as the FTS5 query did)."""
+    if scores.size > k:
+        kth = np.partition(scores, scores.size - k)[scores.size - k]
+        keep = scores >= kth
+        scores, ids = scores[keep], ids[keep]
+    order = np.lexsort((ids, -scores))[:k]
+    return list(zip(ids[order].tolist(), scores[order].tolist(), strict=True))

@@ -1,0 +1,377 @@
+"""LocalIndex: the embedded index in one SQLite file (in-memory BM25 + numpy vectors).
+
+Searches return chunks from a bounded in-memory cache (`rowcache`) when they
+can, and file hits need no query at all (the engine knows every file's path).
+
+Concurrency: every thread gets its own connection (WAL lets readers run beside
+a writer and see only committed transactions). Writes are serialised by a
+lock inside the process and by `BEGIN IMMEDIATE` plus the busy timeout across
+processes, so a CLI reindex can run while the server answers. Reads that need
+several statements run in one read transaction, i.e. one snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from bot.errors import StoreError
+from bot.index.base import FIELDS, ChangeSet, IndexStats
+from bot.index.local import bm25, rowcache, schema
+from bot.index.local.lexical import EngineCache, Weights, query_hashes
+from bot.index.local.vectors import VectorCache, vector_generation
+from bot.models import Chunk, FileEntry, FileHit, Hit, RepoState
+from bot.store.sqlite import raise_if_disk_full
+
+log = logging.getLogger(__name__)
+
+_DAMAGED = "The index file is damaged or is not a codecite index; delete it and reindex."
+_BUSY = "The index is busy with another update; please try again shortly."
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    """Turn lower-layer failures into StoreError with a sentence a user may see."""
+    try:
+        yield
+    except StoreError:
+        raise
+    except sqlite3.DatabaseError as exc:
+        raise_if_disk_full(exc)
+        text = str(exc).lower()
+        if "locked" in text or "busy" in text:
+            raise StoreError(_BUSY, detail=str(exc)) from exc
+        if "not a database" in text or "malformed" in text or "corrupt" in text:
+            raise StoreError(_DAMAGED, detail=str(exc)) from exc
+        raise StoreError(detail=f"{type(exc).__name__}: {exc}") from exc
+    except sqlite3.Error as exc:
+        raise StoreError(detail=f"{type(exc).__name__}: {exc}") from exc
+    except OSError as exc:
+        raise_if_disk_full(exc)
+        raise StoreError(detail=f"{type(exc).__name__}: {exc}") from exc
+
+
+def _weight(name: str, value: float) -> float:
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+class LocalIndex:
+    """The Index protocol over one SQLite file; safe to share between threads."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        path_weight: float = 2.0,
+        symbol_weight: float = 3.0,
+        header_weight: float = 1.5,
+        body_weight: float = 1.0,
+        file_path_weight: float = 2.0,
+        file_body_weight: float = 1.0,
+        busy_timeout: float = 30.0,
+    ) -> None:
+        self.path = Path(path)
+        self._busy_timeout = busy_timeout
+        weights = (path_weight, symbol_weight, header_weight, body_weight)
+        names = [f"{f}_weight" for f in FIELDS]
+        self._chunk_weights = tuple(_weight(n, w) for n, w in zip(names, weights, strict=True))
+        file_weights = (
+            _weight("file_path_weight", file_path_weight),
+            _weight("file_body_weight", file_body_weight),
+        )
+        self._lexical = EngineCache(Weights(self._chunk_weights, file_weights))
+        self._local = threading.local()
+        self._conns: dict[threading.Thread, sqlite3.Connection] = {}
+        self._conns_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._vectors = VectorCache()
+        self._rows = rowcache.ChunkCache()
+        self._closed = False
+        with _translated():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                schema.prepare(self._conn(), busy_timeout=self._busy_timeout)
+            except BaseException:
+                self.close()
+                raise
+
+    # -- connections and transactions ----------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        conn = schema.connect(self.path, busy_timeout=self._busy_timeout)
+        with self._conns_lock:
+            if self._closed:
+                conn.close()
+                raise StoreError("The index is closed.")
+            for thread in [t for t in self._conns if not t.is_alive()]:
+                self._conns.pop(thread).close()
+            self._conns[threading.current_thread()] = conn
+        self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """One snapshot for several statements."""
+        self._check_open()
+        with _translated():
+            conn = self._conn()
+            conn.execute("BEGIN")
+            try:
+                yield conn
+            finally:
+                schema.rollback(conn)  # a read transaction has nothing to commit
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: all of it commits, or none of it does."""
+        self._check_open()
+        with self._write_lock, _translated():
+            conn = self._conn()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                schema.rollback(conn)
+                raise
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError("The index is closed.")
+
+    def _query(self, sql: str, args: Sequence[object] = ()) -> list[Any]:
+        self._check_open()
+        with _translated():
+            return self._conn().execute(sql, args).fetchall()
+
+    # -- writes --------------------------------------------------------------
+
+    def apply(self, change: ChangeSet) -> None:
+        try:
+            with self._write() as conn:
+                schema.write_change(conn, change)
+        except StoreError:
+            raise
+        except Exception as exc:
+            raise StoreError(detail=f"{type(exc).__name__}: {exc}") from exc
+        log.debug("applied change set for %s", change.repo)
+
+    def remove_repo(self, repo: str) -> None:
+        with self._write() as conn:
+            schema.delete_repo(conn, repo)
+        log.info("removed repository %s from the index", repo)
+
+    # -- reads ---------------------------------------------------------------
+
+    def repo_states(self) -> list[RepoState]:
+        rows = self._query(
+            "SELECT name, source, branch, commit_sha, indexed_at, web_url, files, chunks"
+            " FROM repos ORDER BY name"
+        )
+        return [_repo_state(row) for row in rows]
+
+    def manifest(self, repo: str) -> dict[str, FileEntry]:
+        rows = self._query(
+            "SELECT path, blob, language, chunk_ids FROM files WHERE repo = ?", (repo,)
+        )
+        return {
+            path: FileEntry(path, blob, lang, tuple(json.loads(ids)))
+            for path, blob, lang, ids in rows
+        }
+
+    def chunks_of(self, repo: str, path: str) -> list[Chunk]:
+        rows = self._query(
+            f"SELECT {schema.CHUNK_COLUMNS} FROM chunks c WHERE c.repo = ? AND c.path = ?"
+            " ORDER BY c.start_line, c.end_line, c.rid",
+            (repo, path),
+        )
+        return [_chunk(row) for row in rows]
+
+    def ids_by_prefix(self, prefix: str) -> list[str]:
+        upper = prefix_upper_bound(prefix)
+        if upper is None:
+            rows = self._query("SELECT id FROM chunks WHERE id >= ? ORDER BY id", (prefix,))
+        else:
+            rows = self._query(
+                "SELECT id FROM chunks WHERE id >= ? AND id < ? ORDER BY id", (prefix, upper)
+            )
+        return [row[0] for row in rows]
+
+    def lexical(
+        self,
+        terms: Sequence[str],
+        *,
+        repos: frozenset[str] | None,
+        k: int,
+        fields: Sequence[str] | None = None,
+    ) -> list[Hit]:
+        _check_fields(fields)
+        if _empty(repos, k) or (fields is not None and not fields):
+            return []
+        hashes = query_hashes(terms)
+        if hashes.size == 0:
+            return []
+        chosen = None
+        if fields is not None and set(fields) != set(FIELDS):
+            chosen = [
+                w if f in fields else 0.0 for f, w in zip(FIELDS, self._chunk_weights, strict=True)
+            ]
+        with self._read() as conn:  # one snapshot: the engine's rowids are the rows fetched
+            engine = self._lexical.get(conn)
+            best = bm25.search(engine.chunks, repos, hashes, k, chosen)
+            chunks = self._chunks(conn, [rid for rid, _ in best])
+        return [Hit(chunks[rid], score) for rid, score in best if rid in chunks]
+
+    def files_lexical(
+        self, terms: Sequence[str], *, repos: frozenset[str] | None, k: int
+    ) -> list[FileHit]:
+        hashes = query_hashes(terms)
+        if hashes.size == 0 or _empty(repos, k):
+            return []
+        with self._read() as conn:  # the engine knows every file's path: no other query
+            engine = self._lexical.get(conn)
+        best = bm25.search(engine.files, repos, hashes, k)
+        where = [(engine.file(fid), score) for fid, score in best]
+        return [FileHit(*found, score) for found, score in where if found is not None]
+
+    def dense(self, vector: Sequence[float], *, repos: frozenset[str] | None, k: int) -> list[Hit]:
+        query = np.asarray(vector, dtype=np.float32)
+        if query.ndim != 1 or query.size == 0 or not np.isfinite(query).all():
+            raise ValueError("the query vector must be a non-empty list of finite numbers")
+        if _empty(repos, k):
+            return []
+        with self._read() as conn:
+            stored = conn.execute("SELECT dim FROM vectors LIMIT 1").fetchone()
+            if stored is None:
+                return []
+            if stored[0] != query.size:
+                log.warning(
+                    "query vector has %d dimensions, the index %d: reindex after changing "
+                    "the embedding model",
+                    query.size,
+                    stored[0],
+                )
+                return []
+            snapshot = self._vectors.get(conn, vector_generation(conn), int(query.size))
+            best = snapshot.top(query, repos, k)
+            chunks = self._chunks(conn, [rid for rid, _ in best])
+        return [Hit(chunks[rid], score) for rid, score in best if rid in chunks]
+
+    def _chunks(self, conn: sqlite3.Connection, rids: Sequence[int]) -> dict[int, Chunk]:
+        """Chunks by rowid as of the snapshot `conn` reads, from memory when they are there."""
+        at = rowcache.generation(conn)
+        return self._rows.get(at, rids, lambda todo: _chunks_by_rowid(conn, todo))
+
+    def stats(self) -> IndexStats:
+        with self._read() as conn:
+            counts = [
+                int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+                for table in ("repos", "files", "chunks", "vectors")
+            ]
+        size = 0
+        for suffix in ("", "-wal"):
+            try:
+                size += Path(f"{self.path}{suffix}").stat().st_size
+            except FileNotFoundError:
+                continue
+        repos, files, chunks, vectors = counts
+        return IndexStats(repos, files, chunks, vectors, size)
+
+    # -- lifecycle -----------------------------------------------------------
+
+    def close(self) -> None:
+        """Close every connection; later calls raise StoreError. Safe to call twice."""
+        with self._conns_lock:
+            if self._closed:
+                return
+            self._closed = True
+            conns = list(self._conns.values())
+            self._conns.clear()
+        own: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if own is not None:
+            try:
+                own.execute("PRAGMA optimize")
+            except sqlite3.Error:
+                log.debug("PRAGMA optimize failed on close", exc_info=True)
+        for conn in conns:
+            conn.close()
+        self._local = threading.local()
+        self._vectors.clear()
+        self._lexical.clear()
+        self._rows.clear()
+
+    def __enter__(self) -> LocalIndex:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _empty(repos: frozenset[str] | None, k: int) -> bool:
+    """True when the answer is [] whatever is stored: no results wanted or nothing in scope."""
+    return k <= 0 or (repos is not None and not repos)
+
+
+def _chunk(row: Sequence[Any]) -> Chunk:
+    repo, path, lang, start, end, kind, symbol, header, text, commit = row
+    return Chunk(repo, path, lang, start, end, kind, symbol, header, text, commit)
+
+
+def _chunks_by_rowid(conn: sqlite3.Connection, rids: Sequence[int]) -> dict[int, Chunk]:
+    if not rids:
+        return {}
+    rows = conn.execute(
+        f"SELECT c.rid, {schema.CHUNK_COLUMNS} FROM chunks c"
+        " WHERE c.rid IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(rids)),),
+    )
+    return {int(row[0]): _chunk(row[1:]) for row in rows}
+
+
+def _repo_state(row: Sequence[Any]) -> RepoState:
+    name, source, branch, commit, indexed_at, web_url, files, chunks = row
+    at = datetime.fromisoformat(indexed_at).astimezone(UTC)
+    return RepoState(name, source, branch, commit, at, web_url, files, chunks)
+
+
+def _check_fields(fields: Sequence[str] | None) -> None:
+    unknown = set(fields or ()) - set(FIELDS)
+    if unknown:
+        raise ValueError(f"unknown lexical fields {sorted(unknown)}; expected some of {FIELDS}")
+
+
+def prefix_upper_bound(prefix: str) -> str | None:
+    """The least string above every string that starts with `prefix` (None: no bound).
+
+    UTF-8 byte order is code point order, so bumping the last code point works
+    with SQLite's BINARY collation.
+    """
+    chars = list(prefix)
+    while chars:
+        point = ord(chars.pop()) + 1
+        if 0xD800 <= point <= 0xDFFF:  # surrogates cannot be encoded; skip past them
+            point = 0xE000
+        if point <= 0x10FFFF:
+            return "".join(chars) + chr(point)
+    return None

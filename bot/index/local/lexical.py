@@ -1,0 +1,178 @@
+"""LocalIndex's lexical side: query terms to hashes, and the BM25 segments kept in memory.
+
+Every write that changes a repository's chunks or files bumps the file's
+`lexical_generation` and stamps that repository with the new value, in the
+writer's own transaction (`touch`). A reader compares the generation it sees in
+its snapshot with the engine's; on a change it rebuilds only the segments whose
+stamp moved, in that same snapshot, so rowids in the engine always match the
+rows it then fetches. Writes by other processes are noticed the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from bot.errors import StoreError
+from bot.index.local import bm25
+from bot.index.local.termcounts import DAMAGED, term_hash
+
+log = logging.getLogger(__name__)
+
+MAX_TERMS = 128  # more terms only slow the query down
+MAX_TERM_CHARS = 256
+_TOKEN = re.compile(r"\w+")
+_GENERATION = "SELECT value FROM meta WHERE key = 'lexical_generation'"
+
+
+def query_hashes(terms: Sequence[str]) -> bm25.Hashes:
+    """The hashes of the tokens of the first MAX_TERMS usable terms.
+
+    A term is lower-cased and split at anything but letters, digits and `_`
+    (as the index's tokens are), so operators or quotes in user text never
+    mean anything; a term of several words matches any of them.
+    """
+    tokens: dict[int, None] = {}
+    used = 0
+    for term in terms:
+        hashes = _term_hashes(term) if len(term) <= MAX_TERM_CHARS else ()
+        if not hashes:
+            continue
+        tokens.update(dict.fromkeys(hashes))
+        used += 1
+        if used == MAX_TERMS:
+            log.debug("query cut to its first %d terms", MAX_TERMS)
+            break
+    return np.fromiter(tokens, dtype=np.uint64, count=len(tokens))
+
+
+@lru_cache(maxsize=50_000)
+def _term_hashes(term: str) -> tuple[int, ...]:
+    """The hashes of a term's words; questions reuse the vocabulary, so this is cached."""
+    return tuple(map(term_hash, _TOKEN.findall(term.lower())))
+
+
+def generation(conn: sqlite3.Connection) -> int:
+    row = conn.execute(_GENERATION).fetchone()
+    if row is None:
+        raise StoreError(DAMAGED, detail="no lexical_generation in meta")
+    return int(row[0])
+
+
+def touch(conn: sqlite3.Connection, repo: str) -> None:
+    """Record, in the caller's write transaction, that `repo`'s lexical rows changed."""
+    conn.execute(
+        "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'lexical_generation'"
+    )
+    conn.execute(
+        "INSERT OR REPLACE INTO lexical_segments (repo, generation) VALUES (?, ?)",
+        (repo, generation(conn)),
+    )
+
+
+def forget(conn: sqlite3.Connection, repo: str) -> None:
+    """Record that `repo` is gone (inside the caller's write transaction)."""
+    conn.execute(
+        "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'lexical_generation'"
+    )
+    conn.execute("DELETE FROM lexical_segments WHERE repo = ?", (repo,))
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """Default field weights of chunk and file documents."""
+
+    chunk: tuple[float, ...]
+    file: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Engine:
+    """Every repository's segments at one generation; immutable."""
+
+    generation: int
+    stamps: Mapping[str, int]
+    chunks: Mapping[str, bm25.Segment]
+    files: Mapping[str, bm25.Segment]
+    paths: Mapping[str, Mapping[int, str]]  # repo -> file rowid -> path
+
+    def file(self, fid: int) -> tuple[str, str] | None:
+        """(repo, path) of a file document, without a query."""
+        for repo, paths in self.paths.items():
+            path = paths.get(fid)
+            if path is not None:
+                return repo, path
+        return None
+
+
+class EngineCache:
+    """The latest engine, shared by all threads; rebuilt in part when the generation moves."""
+
+    def __init__(self, weights: Weights) -> None:
+        self._weights = weights
+        self._lock = threading.Lock()
+        self._engine: Engine | None = None
+
+    def get(self, conn: sqlite3.Connection) -> Engine:
+        """The engine for the snapshot `conn` is reading (call inside a read transaction)."""
+        current = generation(conn)
+        engine = self._engine
+        if engine is not None and engine.generation == current:
+            return engine
+        with self._lock:
+            engine = self._engine
+            if engine is None or engine.generation != current:
+                engine = self._load(conn, current, engine)
+                self._engine = engine
+            return engine
+
+    def _load(self, conn: sqlite3.Connection, current: int, old: Engine | None) -> Engine:
+        started = time.perf_counter()
+        stamps = dict(conn.execute("SELECT repo, generation FROM lexical_segments"))
+        chunks: dict[str, bm25.Segment] = {}
+        files: dict[str, bm25.Segment] = {}
+        paths: dict[str, Mapping[int, str]] = {}
+        rebuilt = 0
+        for repo, stamp in stamps.items():
+            if old is not None and old.stamps.get(repo) == stamp:
+                chunks[repo], files[repo] = old.chunks[repo], old.files[repo]
+                paths[repo] = old.paths[repo]
+                continue
+            chunks[repo] = _segment(conn, "chunks", "rid", repo, self._weights.chunk)
+            files[repo], paths[repo] = _file_segment(conn, repo, self._weights.file)
+            rebuilt += 1
+        log.debug(
+            "lexical engine at generation %d: %d of %d repositories rebuilt in %.3f s",
+            current,
+            rebuilt,
+            len(stamps),
+            time.perf_counter() - started,
+        )
+        return Engine(current, stamps, chunks, files, paths)
+
+    def clear(self) -> None:
+        self._engine = None
+
+
+def _segment(
+    conn: sqlite3.Connection, table: str, rowid: str, repo: str, weights: Sequence[float]
+) -> bm25.Segment:
+    rows = conn.execute(f"SELECT {rowid}, terms FROM {table} WHERE repo = ?", (repo,)).fetchall()
+    return bm25.build([r[0] for r in rows], [r[1] for r in rows], weights)
+
+
+def _file_segment(
+    conn: sqlite3.Connection, repo: str, weights: Sequence[float]
+) -> tuple[bm25.Segment, dict[int, str]]:
+    """The files' segment, and their paths: a file hit then needs no query."""
+    rows = conn.execute("SELECT fid, path, terms FROM files WHERE repo = ?", (repo,)).fetchall()
+    segment = bm25.build([r[0] for r in rows], [r[2] for r in rows], weights)
+    return segment, {r[0]: r[1] for r in rows}

@@ -1,0 +1,207 @@
+"""Term counts of one document, as stored beside it in SQLite (the `terms` BLOB column).
+
+A blob is a packed array of 11-byte little-endian records `(term: u64, count: u16,
+field: u8)`: the term is a stable 64-bit hash of a token from `bot.text.tokens`
+(BLAKE2b; no vocabulary table to keep in step, and a collision among even a
+million distinct tokens has odds of about 1 in 30 million), `field` the index of
+the field in the document's field list; a count stops at 65,535 (far past where
+BM25 saturates; a 24,000-character chunk cannot reach it). Fixed-size records
+let a whole repository's blobs be joined and decoded by numpy in one call when
+the BM25 engine is built. A file's body counts are the sum of its chunks' body
+counts, so no file is tokenised twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import pairwise
+
+import numpy as np
+import numpy.typing as npt
+
+from bot.errors import StoreError
+from bot.models import Chunk
+from bot.text.tokens import path_tokens, token_counts
+
+RECORD = np.dtype([("term", "<u8"), ("count", "<u2"), ("field", "u1")])
+MAX_COUNT = 65_535
+CHUNK_BODY = 3  # index of "body" in bot.index.base.FIELDS
+FILE_FIELDS = ("path", "body")
+FILE_BODY = 1
+DAMAGED = "The index file is damaged or is not a codecite index; delete it and reindex."
+_FIELD_BYTE = [bytes([n]) for n in range(256)]
+
+Records = npt.NDArray[np.void]
+Ints = npt.NDArray[np.intp]
+FILES_BATCH_BYTES = 256 << 10  # chunk blobs summed per numpy pass: its temporaries are ~8x that
+
+
+def term_hash(token: str) -> int:
+    """The stable 64-bit id of a token (the same in every process and version)."""
+    return _hash_of(token)
+
+
+class _HashCache(dict[str, int]):
+    """token -> hash, computed once; a plain dict lookup is the hot path of indexing."""
+
+    LIMIT = 1_000_000  # about 100 MB; a larger vocabulary starts over rather than grow
+
+    def __missing__(self, token: str) -> int:
+        if len(self) >= self.LIMIT:
+            self.clear()
+        digest = hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest()
+        value = self[token] = int.from_bytes(digest, "little")
+        return value
+
+
+_HASHES = _HashCache()
+_hash_of = _HASHES.__getitem__
+
+
+class _Packer:
+    """Collects the records of many documents and packs them with one numpy call."""
+
+    def __init__(self) -> None:
+        self.terms = array("Q")
+        self.counts = array("L")
+        self.fields = bytearray()
+        self.ends: list[int] = []
+
+    def add(self, fields: Sequence[Iterable[str]]) -> None:
+        self.add_counts([Counter(tokens) for tokens in fields])
+
+    def add_counts(self, fields: Sequence[Mapping[str, int]]) -> None:
+        """One document from its fields' token counts (records in the mappings' order)."""
+        for number, counted in enumerate(fields):
+            self.terms.extend(map(_hash_of, counted))
+            self.counts.extend(counted.values())
+            self.fields.extend(_FIELD_BYTE[number] * len(counted))
+        self.ends.append(len(self.terms))
+
+    def blobs(self) -> list[bytes]:
+        records = np.empty(len(self.terms), dtype=RECORD)
+        records["term"] = np.frombuffer(self.terms, dtype=np.uint64)
+        counts = np.frombuffer(self.counts, dtype=f"u{self.counts.itemsize}")
+        records["count"] = np.minimum(counts, MAX_COUNT)
+        records["field"] = np.frombuffer(self.fields, dtype=np.uint8)
+        packed = records.tobytes()
+        size = RECORD.itemsize
+        bounds = [0, *self.ends]
+        return [packed[a * size : b * size] for a, b in pairwise(bounds)]
+
+
+def encode(fields: Sequence[Iterable[str]]) -> bytes:
+    """Count each field's tokens and pack them; fields are numbered in order."""
+    packer = _Packer()
+    packer.add(fields)
+    return packer.blobs()[0]
+
+
+# What a chunk's term counts depend on: (path, symbol, header, text). Plain tuples, so a
+# batch of them pickles fast for a worker process.
+ChunkText = tuple[str, str, str, str]
+
+
+def chunk_text(chunk: Chunk) -> ChunkText:
+    return (chunk.path, chunk.symbol, chunk.header, chunk.text)
+
+
+def texts_terms(items: Iterable[ChunkText]) -> list[bytes]:
+    """The term counts of many chunks for FIELDS (path, symbol, header, body), in order.
+
+    A file's chunks share their path, so its tokens are counted once per run of
+    chunks of that path.
+    """
+    packer = _Packer()
+    last_path, path_counts = None, Counter[str]()
+    for path, symbol, header, text in items:
+        if path != last_path:
+            last_path, path_counts = path, Counter(path_tokens(path))
+        packer.add_counts(
+            (path_counts, token_counts(symbol), token_counts(header), token_counts(text))
+        )
+    return packer.blobs()
+
+
+def chunk_terms(chunk: Chunk) -> bytes:
+    """A chunk's counts for FIELDS (path, symbol, header, body)."""
+    return texts_terms([chunk_text(chunk)])[0]
+
+
+def chunks_terms(chunks: Iterable[Chunk]) -> list[bytes]:
+    """`chunk_terms` of many chunks, packed together (much faster than one by one)."""
+    return texts_terms(map(chunk_text, chunks))
+
+
+def file_terms(path: str, chunk_blobs: Iterable[bytes]) -> bytes:
+    """A file's counts for FILE_FIELDS: its path tokens, and its chunks' bodies summed."""
+    return files_terms([(path, list(chunk_blobs))])[0]
+
+
+def files_terms(files: Iterable[tuple[str, Sequence[bytes]]]) -> list[bytes]:
+    """`file_terms` of many (path, chunk blobs), with numpy working on batches of files.
+
+    Each file's body records come sorted by term, as `np.unique` would give them.
+    """
+    out: list[bytes] = []
+    batch: list[tuple[str, Sequence[bytes]]] = []
+    size = 0
+    for path, blobs in files:
+        batch.append((path, blobs))
+        size += sum(map(len, blobs))
+        if size >= FILES_BATCH_BYTES:  # bounds the arrays below
+            out += _files_terms(batch)
+            batch, size = [], 0
+    return out + _files_terms(batch) if batch else out
+
+
+def _files_terms(files: Sequence[tuple[str, Sequence[bytes]]]) -> list[bytes]:
+    heads = _Packer()
+    for path, _ in files:
+        heads.add_counts([Counter(path_tokens(path))])  # the path is field 0
+    blobs = [blob for _, chunk_blobs in files for blob in chunk_blobs]
+    if any(len(blob) % RECORD.itemsize for blob in blobs):
+        raise StoreError(DAMAGED, detail="a term-count blob of a size no record divides")
+    records = decode(b"".join(blobs))
+    owners = np.repeat(
+        np.arange(len(files), dtype=np.int32), [len(chunk_blobs) for _, chunk_blobs in files]
+    )
+    sizes = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs)) // RECORD.itemsize
+    doc = np.repeat(owners, sizes)
+    body = records["field"] == CHUNK_BODY
+    term, count, doc = records["term"][body], records["count"][body], doc[body]
+    order = _by_doc_and_term(doc, term)
+    term, count, doc = term[order], count[order], doc[order]
+    first = np.ones(term.size, dtype=bool)
+    first[1:] = (term[1:] != term[:-1]) | (doc[1:] != doc[:-1])
+    sums = np.bincount(np.cumsum(first) - 1, weights=count)
+    summed = np.empty(sums.size, dtype=RECORD)
+    summed["term"] = term[first]
+    summed["count"] = np.minimum(sums, MAX_COUNT)
+    summed["field"] = FILE_BODY
+    packed = summed.tobytes()
+    ends = np.searchsorted(doc[first], np.arange(len(files) + 1)) * RECORD.itemsize
+    return [h + packed[a:b] for h, a, b in zip(heads.blobs(), ends[:-1], ends[1:], strict=True)]
+
+
+def _by_doc_and_term(doc: npt.NDArray[np.int32], term: npt.NDArray[np.uint64]) -> Ints:
+    """The order sorting records by (doc, term): one sort of a 64-bit key made of the doc
+    and the term's top 40 bits; a lexsort only when two terms of one doc share those bits."""
+    if doc.size == 0 or int(doc[-1]) >= 1 << 24:
+        return np.lexsort((term, doc))
+    key = (doc.astype(np.uint64) << np.uint64(40)) | (term >> np.uint64(24))
+    order = np.argsort(key, kind="stable")
+    key, sorted_terms = key[order], term[order]
+    if ((key[1:] == key[:-1]) & (sorted_terms[1:] != sorted_terms[:-1])).any():
+        return np.lexsort((term, doc))
+    return order
+
+
+def decode(blob: bytes) -> Records:
+    """The records of one blob (StoreError if it cannot be one)."""
+    if len(blob) % RECORD.itemsize:
+        raise StoreError(DAMAGED, detail=f"a term-count blob of {len(blob)} bytes")
+    return np.frombuffer(blob, dtype=RECORD)

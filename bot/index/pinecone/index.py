@@ -1,0 +1,393 @@
+"""PineconeIndex: the Index contract on a Pinecone serverless index, hybrid dense + sparse.
+
+Scope is a `repo` metadata filter inside one namespace, not a namespace per
+repository. A channel's scope is often several repositories and by default all
+of them; with namespaces every search would fan out into one query per
+repository (N round trips, N read charges, a client-side merge), while a filter
+(`repo $eq` / `$in`) is applied by Pinecone inside the one query, before top-k,
+whatever the scope. Removing a repository lists its ids by the `repo#` prefix
+and deletes them in batches. The namespace is configurable, so one index can
+serve several deployments (and live tests) side by side.
+
+Where things live: Pinecone holds chunk records (dense vector, code-aware BM25
+sparse vector, chunk metadata with the text trimmed under 40 KB), one record
+per file (a sparse vector over path + whole text: `files_lexical` gets real
+file-level BM25 evidence from the same index instead of a guess aggregated from
+chunk hits) and one record per repository with its RepoState. A local SQLite
+file (`pinecone_state.sqlite` under CODECITE_HOME) holds repo states, the
+manifest, per-file chunk ids and the document frequencies behind query IDF.
+`rebuild_state()` recreates that file from Pinecone alone (list + fetch).
+
+Pinecone has no transactions, so `apply` is ordered to converge instead: new
+records are written first (their ids journaled locally beforehand), then stale
+ids are deleted, then the repository record and the local state are written
+last. An interrupted apply leaves the previous local state; running the same
+change again (or the next one) rewrites, deletes what is stale, and removes the
+journaled strays. Readers may briefly see new chunks beside old ones.
+
+`lexical(fields=...)`: one sparse vector cannot be restricted to a field, so
+path and symbol tokens are boosted when encoded, and a `fields` restriction is
+applied to the returned matches (over-fetching to keep `k`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pinecone import Pinecone
+from pinecone.errors import NotFoundError, PineconeError
+from pinecone.models.vectors.vector import ScoredVector
+
+from bot.config import Settings
+from bot.errors import ConfigError
+from bot.index.base import ChangeSet, IndexStats
+from bot.index.pinecone.client import PineconeData, store_error
+from bot.index.pinecone.control import check_dimension, ensure_index
+from bot.index.pinecone.plan import (
+    CHUNK_ENCODER,
+    FILE_ENCODER,
+    Current,
+    plan_apply,
+    stored_vector_ids,
+)
+from bot.index.pinecone.rebuild import rebuild
+from bot.index.pinecone.records import (
+    CHUNK,
+    FILE,
+    chunk_from_metadata,
+    classify,
+    file_record_id,
+    id_prefix,
+    matches_fields,
+    placeholder,
+    record_id,
+    repo_metadata,
+    repo_prefix,
+    repo_record_id,
+    restricted_fields,
+    search_filter,
+)
+from bot.index.pinecone.sparse import SparseVector, query_tokens, token_index
+from bot.index.pinecone.state import CHUNK_LEVEL, FILE_LEVEL, PineconeState
+from bot.models import Chunk, FileEntry, FileHit, Hit, RepoState
+from bot.runtime.retry import Retrier
+
+log = logging.getLogger(__name__)
+
+STATE_FILE = "pinecone_state.sqlite"
+DEFAULT_DIMENSION = 1536  # text-embedding-3-small, for an index created before any embedder
+FIELD_OVERFETCH = 4
+
+
+class PineconeIndex:
+    """Index protocol on Pinecone. Owns the clients it is given and closes them."""
+
+    def __init__(
+        self,
+        pc: Pinecone,
+        state_path: Path,
+        *,
+        index_name: str = "codecite",
+        host: str | None = None,
+        namespace: str = "",
+        dimension: int | None = None,
+        alpha: float = 0.5,
+        retrier: Retrier | None = None,
+        workers: int = 4,
+        freshness_timeout: float = 0.0,
+    ) -> None:
+        if not 0.0 <= alpha <= 1.0:
+            raise ConfigError("The hybrid alpha must be between 0 and 1.")
+        self._pc = pc
+        self._name = index_name
+        self._host = host  # given (PINECONE_HOST) or found by init_index
+        self._host_given = bool(host)
+        self._namespace = namespace
+        self._dimension = dimension
+        self.alpha = alpha
+        self._retrier = retrier
+        self._workers = workers
+        self._freshness_timeout = freshness_timeout
+        self._state = PineconeState(state_path)
+        self._data_client: PineconeData | None = None
+        self._lock = threading.Lock()
+        self._write_lock = threading.Lock()  # one writer at a time, like a SQLite index
+
+    @classmethod
+    def from_settings(
+        cls, settings: Settings, *, dimension: int | None = None, alpha: float = 0.5
+    ) -> PineconeIndex:
+        """Build from the environment; no request is made until the index is used."""
+        if settings.pinecone_api_key is None:
+            raise ConfigError("CODECITE_INDEX=pinecone needs PINECONE_API_KEY.")
+        pc = Pinecone(
+            api_key=settings.pinecone_api_key.get_secret_value(),
+            source_tag="codecite",
+            timeout=settings.pinecone_timeout,
+        )
+        return cls(
+            pc,
+            settings.home / STATE_FILE,
+            index_name=settings.pinecone_index,
+            host=settings.pinecone_host,
+            dimension=dimension,
+            alpha=alpha,
+        )
+
+    @property
+    def _data(self) -> PineconeData:
+        with self._lock:
+            if self._data_client is None:
+                sdk = self._pc.index(
+                    name=self._name if not self._host else "", host=self._host or ""
+                )
+                self._data_client = PineconeData(
+                    sdk, namespace=self._namespace, retrier=self._retrier, workers=self._workers
+                )
+            return self._data_client
+
+    @property
+    def dimension(self) -> int:
+        """The index's dense dimension (asked of Pinecone once when not configured)."""
+        if self._dimension is None:
+            found = self._data.describe().dimension
+            if not found:
+                raise ConfigError(f"The Pinecone index {self._name!r} has no dense vectors.")
+            self._dimension = found
+        return self._dimension
+
+    def init_index(self, dimension: int | None) -> None:
+        """Create the index when missing (unless PINECONE_HOST is set); check its dimension.
+
+        `None` adopts an existing index's dimension, or creates one at DEFAULT_DIMENSION.
+        """
+        if self._host_given:
+            found = self._data.describe().dimension
+            if dimension is not None:
+                check_dimension(self._name or "(by host)", found, dimension)
+            self._dimension = dimension or found
+            return
+        wanted = dimension or self._existing_dimension() or DEFAULT_DIMENSION
+        self._host = ensure_index(self._pc, self._name, wanted)
+        self._dimension = wanted
+
+    def _existing_dimension(self) -> int | None:
+        try:
+            return self._pc.indexes.describe(self._name).dimension
+        except NotFoundError:
+            return None
+        except PineconeError as exc:
+            raise store_error("describe index", exc) from exc
+        except AttributeError as exc:  # the schema has no single dense field
+            raise ConfigError(f"The Pinecone index {self._name!r} is not a vector index.") from exc
+
+    # --- writes ------------------------------------------------------------------------
+
+    def apply(self, change: ChangeSet) -> None:
+        with self._write_lock:
+            self._apply(change)
+
+    def _apply(self, change: ChangeSet) -> None:
+        repo = change.repo
+        current = Current(
+            self._state.repo_chunks(repo), self._state.manifest(repo), self._state.pending(repo)
+        )
+        backfill = [record_id(cid) for cid in stored_vector_ids(change)]
+        stored = self._data.fetch(backfill) if backfill else {}
+        plan = plan_apply(change, current, self.dimension, stored)
+        self._state.journal(repo, plan.journal)
+        self._data.upsert(plan.records)
+        self._data.delete(plan.delete_ids)
+        self._data.upsert([self._repo_record(change.state)])
+        self._state.commit(
+            change.state,
+            chunks=plan.chunk_rows,
+            deleted=plan.stale_chunks,
+            files=plan.file_rows,
+            removed_paths=plan.removed_paths,
+        )
+        log.info(
+            "pinecone: %s: %d records written, %d deleted",
+            repo,
+            len(plan.records),
+            len(plan.delete_ids),
+        )
+        self._await_freshness()
+
+    def _repo_record(self, state: RepoState) -> dict[str, Any]:
+        return {
+            "id": repo_record_id(state.name),
+            "values": placeholder(self.dimension),
+            "metadata": repo_metadata(state),
+        }
+
+    def remove_repo(self, repo: str) -> None:
+        with self._write_lock:
+            self._remove_repo(repo)
+
+    def _remove_repo(self, repo: str) -> None:
+        listed = self._data.list_ids(repo_prefix(repo))
+        known = [record_id(cid) for cid in self._state.repo_chunks(repo)]
+        known += [file_record_id(repo, path) for path in self._state.manifest(repo)]
+        known += [*self._state.pending(repo), repo_record_id(repo)]
+        self._data.delete([*listed, *known])
+        self._state.remove_repo(repo)
+        self._await_freshness()
+
+    def rebuild_state(self) -> None:
+        """Recreate the local state file from what Pinecone holds (list by prefix + fetch)."""
+        with self._write_lock:
+            rebuild(self._data, self._state)
+
+    # --- reads -------------------------------------------------------------------------
+
+    def repo_states(self) -> list[RepoState]:
+        return self._state.repo_states()
+
+    def manifest(self, repo: str) -> dict[str, FileEntry]:
+        return self._state.manifest(repo)
+
+    def lexical(
+        self,
+        terms: Sequence[str],
+        *,
+        repos: frozenset[str] | None,
+        k: int,
+        fields: Sequence[str] | None = None,
+    ) -> list[Hit]:
+        wanted = restricted_fields(fields)
+        tokens = query_tokens(terms)
+        if k <= 0 or not tokens or (repos is not None and not repos):
+            return []
+        sparse = self._query_sparse(CHUNK_LEVEL, tokens, repos)
+        top_k = k * FIELD_OVERFETCH if wanted else k
+        matches = self._query(top_k, None, sparse, search_filter(repos, CHUNK))
+        hits = [Hit(chunk_from_metadata(m.metadata or {}), m.score) for m in matches if m.score > 0]
+        if wanted:
+            hits = [h for h in hits if matches_fields(h.chunk, set(tokens), wanted)]
+        return hits[:k]
+
+    def files_lexical(
+        self, terms: Sequence[str], *, repos: frozenset[str] | None, k: int
+    ) -> list[FileHit]:
+        tokens = query_tokens(terms)
+        if k <= 0 or not tokens or (repos is not None and not repos):
+            return []
+        sparse = self._query_sparse(FILE_LEVEL, tokens, repos)
+        matches = self._query(k, None, sparse, search_filter(repos, FILE))
+        return [
+            FileHit(str(md.get("repo", "")), str(md.get("path", "")), m.score)
+            for m in matches
+            if m.score > 0 and (md := m.metadata or {})
+        ]
+
+    def dense(self, vector: Sequence[float], *, repos: frozenset[str] | None, k: int) -> list[Hit]:
+        if k <= 0 or (repos is not None and not repos):
+            return []
+        flt = search_filter(repos, CHUNK, dense_only=True)
+        return _hits(self._query(k, self._checked(vector), None, flt))
+
+    def hybrid(
+        self,
+        vector: Sequence[float] | None,
+        terms: Sequence[str],
+        *,
+        repos: frozenset[str] | None,
+        k: int,
+        alpha: float | None = None,
+    ) -> list[Hit]:
+        """One query scoring `alpha * dense + (1 - alpha) * sparse` (both in comparable ranges)."""
+        weight = self.alpha if alpha is None else alpha
+        if not 0.0 <= weight <= 1.0:
+            raise ValueError("alpha must be between 0 and 1")
+        tokens = query_tokens(terms)
+        if vector is None or weight == 0.0:
+            return self.lexical(tokens, repos=repos, k=k)
+        if not tokens or weight == 1.0:
+            return self.dense(vector, repos=repos, k=k)
+        if k <= 0 or (repos is not None and not repos):
+            return []
+        dense = [v * weight for v in self._checked(vector)]
+        sparse = self._query_sparse(CHUNK_LEVEL, tokens, repos).scaled(1.0 - weight)
+        return _hits(self._query(k, dense, sparse, search_filter(repos, CHUNK)))
+
+    def chunks_of(self, repo: str, path: str) -> list[Chunk]:
+        ids = self._state.file_chunk_ids(repo, path)
+        if ids:
+            rids = [record_id(cid) for cid in ids]
+        else:  # not in the local state (e.g. another replica wrote it): ask Pinecone
+            rids = self._data.list_ids(id_prefix(f"{repo}#{path}#"))
+        chunks = [
+            chunk_from_metadata(md)
+            for vec in self._data.fetch(rids).values()
+            if (md := vec.metadata or {}).get("rec") == CHUNK and md.get("path") == path
+        ]
+        return sorted(chunks, key=lambda c: (c.start_line, c.end_line))
+
+    def ids_by_prefix(self, prefix: str) -> list[str]:
+        found: set[str] = set()
+        unresolved: list[str] = []
+        for rid in self._data.list_ids(id_prefix(prefix)):
+            kind, key = classify(rid)
+            if kind == CHUNK:
+                found.add(key)
+            elif not kind:
+                unresolved.append(rid)
+        if unresolved:  # hashed ids: only the metadata knows the chunk id
+            for vec in self._data.fetch(unresolved).values():
+                if (md := vec.metadata or {}).get("rec") == CHUNK:
+                    found.add(chunk_from_metadata(md).id)
+        return sorted(cid for cid in found if cid.startswith(prefix))
+
+    def stats(self) -> IndexStats:
+        c = self._state.counts()
+        return IndexStats(repos=c.repos, files=c.files, chunks=c.chunks, vectors=c.vectors, bytes=0)
+
+    def close(self) -> None:
+        self._state.close()
+        if self._data_client is not None:
+            self._data_client.close()
+        self._pc.close()
+
+    # --- helpers -----------------------------------------------------------------------
+
+    def _query_sparse(
+        self, level: str, tokens: Sequence[str], repos: frozenset[str] | None
+    ) -> SparseVector:
+        indices = sorted({token_index(t) for t in tokens})
+        stats = self._state.corpus_stats(level, indices, repos)
+        encoder = CHUNK_ENCODER if level == CHUNK_LEVEL else FILE_ENCODER
+        return encoder.encode_query(tokens, stats)
+
+    def _query(
+        self,
+        k: int,
+        dense: Sequence[float] | None,
+        sparse: SparseVector | None,
+        flt: dict[str, Any],
+    ) -> list[ScoredVector]:
+        vector = dense if dense is not None else [0.0] * self.dimension
+        return self._data.query(top_k=k, vector=vector, sparse=sparse, filter=flt)
+
+    def _checked(self, vector: Sequence[float]) -> list[float]:
+        values = [float(v) for v in vector]
+        check_dimension(self._name or "(by host)", self.dimension, len(values))
+        return values
+
+    def _await_freshness(self) -> None:
+        """Optionally wait until Pinecone's (eventually consistent) count matches the state."""
+        if self._freshness_timeout <= 0:
+            return
+        expected = self._state.record_count()
+        deadline = time.monotonic() + self._freshness_timeout
+        while self._data.namespace_count() != expected and time.monotonic() < deadline:
+            time.sleep(1.0)  # a remote service catching up, not test synchronisation
+
+
+def _hits(matches: Sequence[ScoredVector]) -> list[Hit]:
+    return [Hit(chunk_from_metadata(m.metadata or {}), m.score) for m in matches]

@@ -1,0 +1,256 @@
+"""A log of ingest runs per repository, for `status`: last run, its outcome, the next run.
+
+Kept in the data directory so a standalone scheduler and the serving process
+(or the CLI) see the same history. A run is written when it starts
+(`begin`, under the repository's lock) and completed when it ends (`finish`),
+so a process killed mid-ingest leaves a run that never finished: the next
+`begin` marks it interrupted, and `status` tells a live run from a dead one by
+the repository's lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bot.errors import BotError
+from bot.ingest.pipeline import IngestReport
+from bot.store.sqlite import SqliteFile
+
+log = logging.getLogger(__name__)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY, repo TEXT NOT NULL, started_at TEXT NOT NULL, seconds REAL NOT NULL,
+    trigger TEXT NOT NULL, commit_sha TEXT NOT NULL, files_added INTEGER NOT NULL,
+    files_changed INTEGER NOT NULL, files_removed INTEGER NOT NULL, chunks_added INTEGER NOT NULL,
+    chunks_removed INTEGER NOT NULL, embedded_inputs INTEGER NOT NULL,
+    embedding_tokens INTEGER NOT NULL, error TEXT NOT NULL,
+    embedding_tokens_saved INTEGER NOT NULL DEFAULT 0,
+    state TEXT NOT NULL DEFAULT 'done'
+);
+CREATE INDEX IF NOT EXISTS runs_repo ON runs(repo, id);
+CREATE TABLE IF NOT EXISTS next_runs (repo TEXT PRIMARY KEY, at TEXT NOT NULL);
+"""
+KEEP_PER_REPO = 200
+RUNNING, DONE, INTERRUPTED = "running", "done", "interrupted"
+_COLUMNS = (
+    "repo, started_at, seconds, trigger, commit_sha, files_added, files_changed, files_removed, "
+    "chunks_added, chunks_removed, embedded_inputs, embedding_tokens, error, "
+    "embedding_tokens_saved, state"
+)
+_INSERT = f"INSERT INTO runs ({_COLUMNS}) VALUES ({', '.join('?' * 15)})"
+_UPDATE = (
+    f"UPDATE runs SET {', '.join(f'{c.strip()} = ?' for c in _COLUMNS.split(','))} WHERE id = ?"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    repo: str
+    started_at: datetime
+    seconds: float
+    trigger: str  # schedule, webhook, command, cli
+    commit: str = ""
+    files_added: int = 0
+    files_changed: int = 0
+    files_removed: int = 0
+    chunks_added: int = 0
+    chunks_removed: int = 0
+    embedded_inputs: int = 0
+    embedding_tokens: int = 0
+    error: str = ""  # the user-facing sentence, "" when the run succeeded
+    embedding_tokens_saved: int = 0
+    state: str = DONE  # RUNNING until it ends; INTERRUPTED when its process died
+
+    @property
+    def ok(self) -> bool:
+        return self.state == DONE and not self.error
+
+    def _row(self) -> tuple[object, ...]:
+        return (
+            self.repo,
+            self.started_at.isoformat(),
+            self.seconds,
+            self.trigger,
+            self.commit,
+            self.files_added,
+            self.files_changed,
+            self.files_removed,
+            self.chunks_added,
+            self.chunks_removed,
+            self.embedded_inputs,
+            self.embedding_tokens,
+            self.error,
+            self.embedding_tokens_saved,
+            self.state,
+        )
+
+    @classmethod
+    def _from_row(cls, row: Sequence[object]) -> Run:
+        counts = [int(str(v)) for v in row[5:12]]
+        return cls(
+            repo=str(row[0]),
+            started_at=datetime.fromisoformat(str(row[1])),
+            seconds=float(str(row[2])),
+            trigger=str(row[3]),
+            commit=str(row[4]),
+            files_added=counts[0],
+            files_changed=counts[1],
+            files_removed=counts[2],
+            chunks_added=counts[3],
+            chunks_removed=counts[4],
+            embedded_inputs=counts[5],
+            embedding_tokens=counts[6],
+            error=str(row[12]),
+            embedding_tokens_saved=int(str(row[13])),
+            state=str(row[14]),
+        )
+
+    @classmethod
+    def from_report(cls, report: IngestReport, started: datetime, trigger: str) -> Run:
+        return cls(
+            repo=report.repo,
+            started_at=started,
+            seconds=report.seconds,
+            trigger=trigger,
+            commit=report.commit,
+            files_added=report.files_added,
+            files_changed=report.files_changed,
+            files_removed=report.files_removed,
+            chunks_added=report.chunks_added,
+            chunks_removed=report.chunks_removed,
+            embedded_inputs=report.embedded_inputs,
+            embedding_tokens=report.embedding_tokens,
+            embedding_tokens_saved=report.embedding_tokens_saved,
+        )
+
+    @classmethod
+    def failed(
+        cls, repo: str, started: datetime, seconds: float, trigger: str, exc: BotError
+    ) -> Run:
+        return cls(repo, started, seconds, trigger, error=exc.user_message)
+
+
+def _prepare(db: sqlite3.Connection) -> None:
+    db.executescript(_SCHEMA)
+    columns = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+    if "embedding_tokens_saved" not in columns:  # logs written before it existed
+        db.execute("ALTER TABLE runs ADD COLUMN embedding_tokens_saved INTEGER NOT NULL DEFAULT 0")
+    if "state" not in columns:  # logs written before runs were recorded at their start
+        db.execute("ALTER TABLE runs ADD COLUMN state TEXT NOT NULL DEFAULT 'done'")
+
+
+class RunLog:
+    """Reads raise StoreError; writes are best-effort (logged), so a run log that cannot be
+    written (a full disk) never hides the error of the run it was recording."""
+
+    def __init__(self, path: Path) -> None:
+        self._file = SqliteFile(path, "run log", _prepare, synchronous="FULL")
+
+    def _write(self, op: Callable[[sqlite3.Connection], object]) -> None:
+        def in_transaction(db: sqlite3.Connection) -> None:
+            with db:
+                op(db)
+
+        try:
+            self._file.run(in_transaction)
+        except BotError as exc:
+            log.warning("the run log was not updated: %s", exc.user_message)
+            log.info("run log write failed: %s", exc.detail)
+
+    def begin(self, repo: str, started: datetime, trigger: str) -> int | None:
+        """Record a run that starts now; call it holding the repository's lock, so any run
+        of `repo` still marked running was cut short. Returns the id for `finish`, or None
+        when the log could not be written (logged; the run goes on)."""
+        ids: list[int] = []
+
+        def insert(db: sqlite3.Connection) -> None:
+            db.execute(
+                "UPDATE runs SET state = ? WHERE repo = ? AND state = ?",
+                (INTERRUPTED, repo, RUNNING),
+            )
+            row = Run(repo, started, 0.0, trigger, state=RUNNING)._row()
+            ids.append(int(db.execute(_INSERT, row).lastrowid or 0))
+            _trim(db, repo)
+
+        self._write(insert)
+        return ids[-1] if ids else None
+
+    def finish(self, run_id: int | None, run: Run) -> None:
+        """Complete the run `begin` returned `run_id` for with its outcome (or, when `begin`
+        could not write, record it whole)."""
+        if run_id is None:
+            self.record(run)
+            return
+        self._write(lambda db: db.execute(_UPDATE, (*run._row(), run_id)))
+
+    def record(self, run: Run) -> None:
+        """Record a whole run at once."""
+
+        def insert(db: sqlite3.Connection) -> None:
+            db.execute(_INSERT, run._row())
+            _trim(db, run.repo)
+
+        self._write(insert)
+
+    def last(self, repo: str) -> Run | None:
+        return self._latest(repo, "")
+
+    def last_ok(self, repo: str) -> Run | None:
+        """The latest run of `repo` that finished without an error."""
+        return self._latest(repo, f"AND state = '{DONE}' AND error = ''")
+
+    def _latest(self, repo: str, condition: str) -> Run | None:
+        row = self._file.run(
+            lambda db: db.execute(
+                f"SELECT {_COLUMNS} FROM runs WHERE repo = ? {condition} ORDER BY id DESC LIMIT 1",
+                (repo,),
+            ).fetchone()
+        )
+        return None if row is None else Run._from_row(row)
+
+    def embedding_totals(self, repo: str) -> tuple[int, int]:
+        """(tokens sent, tokens saved by the cache) over the runs kept for `repo`."""
+        row = self._file.run(
+            lambda db: db.execute(
+                "SELECT COALESCE(SUM(embedding_tokens), 0), "
+                "COALESCE(SUM(embedding_tokens_saved), 0) FROM runs WHERE repo = ?",
+                (repo,),
+            ).fetchone()
+        )
+        return int(row[0]), int(row[1])
+
+    def set_next_run(self, repo: str, at: datetime | None) -> None:
+        if at is None:
+            self._write(lambda db: db.execute("DELETE FROM next_runs WHERE repo = ?", (repo,)))
+            return
+        when = at.astimezone(UTC).isoformat()
+        self._write(
+            lambda db: db.execute(
+                "INSERT INTO next_runs VALUES (?, ?) ON CONFLICT(repo) DO UPDATE SET at = "
+                "excluded.at",
+                (repo, when),
+            )
+        )
+
+    def next_run(self, repo: str) -> datetime | None:
+        row = self._file.run(
+            lambda db: db.execute("SELECT at FROM next_runs WHERE repo = ?", (repo,)).fetchone()
+        )
+        return datetime.fromisoformat(row[0]) if row else None
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _trim(db: sqlite3.Connection, repo: str) -> None:
+    db.execute(
+        "DELETE FROM runs WHERE repo = ? AND id NOT IN "
+        "(SELECT id FROM runs WHERE repo = ? ORDER BY id DESC LIMIT ?)",
+        (repo, repo, KEEP_PER_REPO),
+    )

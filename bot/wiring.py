@@ -1,0 +1,110 @@
+"""Build the index, model and embedder the settings ask for (and nothing else)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bot.config import Settings
+from bot.errors import BotError, ConfigError
+from bot.index.base import Index
+from bot.llm.chat import LLM
+from bot.llm.embeddings import Embedder
+
+if TYPE_CHECKING:
+    from bot.index.pinecone.index import PineconeIndex
+    from bot.symbols.store import SymbolStore
+
+log = logging.getLogger(__name__)
+
+PLACEHOLDER_KEY = "unused"  # keyless OpenAI-compatible servers (Ollama, vLLM) still need a value
+
+
+def _api_key(settings: Settings) -> str:
+    key = settings.openai_api_key
+    return key.get_secret_value() if key is not None else PLACEHOLDER_KEY
+
+
+def make_index(settings: Settings) -> Index:
+    if settings.index == "pinecone":
+        from bot.index.pinecone.index import STATE_FILE, PineconeIndex
+        from bot.index.pinecone.state import rebuild_wanted
+
+        state = settings.home / STATE_FILE
+        lost = not state.exists()
+        index = PineconeIndex.from_settings(
+            settings, dimension=settings.embed_dimensions, alpha=settings.hybrid_alpha
+        )
+        if lost or rebuild_wanted(state):  # gone, or set aside as damaged
+            _rebuild_state(index)
+        return index
+    from bot.index.local.index import LocalIndex
+
+    return LocalIndex(settings.index_path)
+
+
+def symbols_path(settings: Settings) -> Path:
+    """The symbol table's file: beside the local index file, or in the data directory."""
+    if settings.index == "pinecone":
+        return settings.home / "symbols.sqlite"
+    index = settings.index_path
+    return index.with_name(f"{index.stem}.symbols.sqlite")
+
+
+def make_symbols(settings: Settings) -> SymbolStore | None:
+    """The symbol table; None (logged) when it cannot be opened, so answers and ingests go on.
+
+    A damaged file is set aside and a new one started (see `bot.store.sqlite`); the next
+    ingest refills it.
+    """
+    from bot.symbols.store import SymbolStore
+
+    try:
+        return SymbolStore(symbols_path(settings))
+    except BotError as exc:
+        log.warning("no symbol table: %s", exc.detail or exc.user_message)
+        return None
+
+
+def make_llm(settings: Settings, *, model: str | None = None) -> LLM | None:
+    if not settings.llm_configured:
+        return None
+    from bot.llm.openai_chat import OpenAIChat
+
+    return OpenAIChat(
+        model or settings.chat_model,
+        api_key=_api_key(settings),
+        base_url=settings.openai_base_url,
+        timeout=settings.llm_timeout,
+    )
+
+
+def make_embedder(settings: Settings) -> Embedder | None:
+    if not settings.embeddings_configured:
+        return None
+    from bot.llm.embedding_cache import EmbeddingCache
+    from bot.llm.openai_embedder import OpenAIEmbedder
+
+    try:
+        cache = EmbeddingCache(settings.home / "embeddings.sqlite")
+    except OSError as exc:
+        raise ConfigError(f"Cannot create the embedding cache in {settings.home}.") from exc
+    return OpenAIEmbedder(
+        settings.embed_model,
+        api_key=_api_key(settings),
+        base_url=settings.openai_base_url,
+        dimensions=settings.embed_dimensions,
+        cache=cache,
+        timeout=settings.llm_timeout,
+    )
+
+
+def _rebuild_state(index: PineconeIndex) -> None:
+    """The local state is a cache of what Pinecone holds: rebuild it when it is gone."""
+    try:
+        index.rebuild_state()
+    except BotError as exc:  # e.g. a first deployment whose index does not exist yet
+        log.warning("Pinecone state not rebuilt: %s", exc.detail or exc.user_message)
+        return
+    log.info("Pinecone state rebuilt: %d repositories", len(index.repo_states()))
