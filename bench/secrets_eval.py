@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.ingest.secrets import scrub
-from tests.reliability.secret_corpus.evaluate import (
+from tests.support.secret_corpus.evaluate import (
     Report,
     evaluate,
     table,

@@ -30,12 +30,12 @@ from discord.http import Route
 from adapters.discord.client import CodeciteClient, make_intents
 from bot.config import FileConfig, Settings
 from bot.core import Core
-from tests.adapters.discord.gateway import OPEN_CHANNEL, bot_user, guild_create, mention
-from tests.adapters.discord.gateway import message_create as message_payload
-from tests.adapters.discord.harness import Harness, served
-from tests.reliability.fault_tally import FaultTally, tally_fixture
 from tests.servers.discord_fake import TOKEN, DiscordFake
 from tests.servers.discord_gateway_fake import RESUME_PATH, GatewayFake
+from tests.support.discord_gateway import OPEN_CHANNEL, bot_user, guild_create, mention
+from tests.support.discord_gateway import message_create as message_payload
+from tests.support.discord_harness import Harness, served
+from tests.support.fault_tally import FaultTally, tally_fixture
 
 HOOKS_PY = '''"""Webhook delivery."""
 

@@ -36,10 +36,14 @@ from adapters.slack.http_server import SlackHTTPServer
 from adapters.slack.serve import start_http, start_socket_mode
 from bot.config import FileConfig, Settings
 from bot.core import Core
-from tests.adapters.discord.gateway import OPEN_CHANNEL, bot_user, mention
-from tests.adapters.discord.harness import Harness, running
-from tests.adapters.slack.conftest import (
-    APP_PY,
+from tests.servers.discord_fake import APP_ID, DiscordFake, InteractionState
+from tests.servers.slack_fake import APP_TOKEN, BOT_TOKEN, BOT_USER_ID, FakeSlack
+from tests.servers.slack_socket_fake import FakeSocketMode
+from tests.support.discord_gateway import OPEN_CHANNEL, bot_user, mention
+from tests.support.discord_harness import Harness, running
+from tests.support.fault_tally import FaultTally, tally_fixture
+from tests.support.gitrepo import GitRepo
+from tests.support.slack_driver import (
     BILLING_PY,
     CHANNEL,
     SIGNING_SECRET,
@@ -47,11 +51,7 @@ from tests.adapters.slack.conftest import (
     event_body,
     replies_in,
 )
-from tests.reliability.fault_tally import FaultTally, tally_fixture
-from tests.servers.discord_fake import APP_ID, DiscordFake, InteractionState
-from tests.servers.slack_fake import APP_TOKEN, BOT_TOKEN, BOT_USER_ID, FakeSlack
-from tests.servers.slack_socket_fake import FakeSocketMode
-from tests.support.gitrepo import GitRepo
+from tests.support.snippets import WEBHOOK_RETRY_PY as APP_PY
 
 QUESTION = "where do we retry failed webhooks?"
 CITED = "shop/webhooks.py:L"

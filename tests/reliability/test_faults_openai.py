@@ -22,8 +22,8 @@ from bot.llm.embedding_cache import EmbeddingCache
 from bot.llm.openai_chat import OpenAIChat
 from bot.llm.openai_embedder import OpenAIEmbedder
 from bot.wiring import make_index
-from tests.reliability.fault_tally import FaultTally, tally_fixture
 from tests.servers.openai_fake import FakeOpenAI
+from tests.support.fault_tally import FaultTally, tally_fixture
 from tests.support.gitrepo import GitRepo
 from tests.support.shop import build_shop
 

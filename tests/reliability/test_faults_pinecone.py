@@ -30,9 +30,9 @@ from bot.index.pinecone.index import STATE_FILE, PineconeIndex
 from bot.index.pinecone.records import CHUNK, FILE
 from bot.runtime.retry import RetryPolicy
 from bot.wiring import make_embedder, make_llm
-from tests.reliability.fault_tally import FaultTally, tally_fixture
 from tests.servers.openai_fake import FakeOpenAI
 from tests.servers.pinecone_fake import FakePinecone
+from tests.support.fault_tally import FaultTally, tally_fixture
 from tests.support.gitrepo import GitRepo
 from tests.support.shop import build_shop
 

@@ -29,7 +29,7 @@ from bot.config import Settings
 from bot.core import CLI, Core
 from bot.errors import SourceError
 from bot.ingest import pipeline
-from tests.reliability.fault_tally import FaultTally, tally_fixture
+from tests.support.fault_tally import FaultTally, tally_fixture
 from tests.support.gitrepo import GitRepo
 from tests.support.shop import build_shop
 from tests.support.snippets import LEDGER_PY

@@ -9,11 +9,11 @@ import pytest
 from bot.config import FileConfig, Settings
 from bot.core import CLI, Core
 from bot.ingest.secrets import REDACTED, scrub
-from tests.reliability.secret_corpus.contexts import plant, secrets_in
-from tests.reliability.secret_corpus.tokens import samples
-from tests.reliability.secrets_fixture import CONFIG_YML, PLANTED, SETTINGS_PY
-from tests.reliability.secrets_fixture import plant as plant_fixture
 from tests.servers.openai_fake import FakeOpenAI
+from tests.support.secret_corpus.contexts import plant, secrets_in
+from tests.support.secret_corpus.tokens import samples
+from tests.support.secrets_fixture import CONFIG_YML, PLANTED, SETTINGS_PY
+from tests.support.secrets_fixture import plant as plant_fixture
 
 
 def test_every_kind_is_scrubbed_and_lines_are_kept():

@@ -12,10 +12,10 @@ from collections import Counter
 import pytest
 
 from bot.ingest.secrets import scrub
-from tests.reliability.secret_corpus.contexts import Planted, expected, plant, secrets_in
-from tests.reliability.secret_corpus.evaluate import Report, evaluate
-from tests.reliability.secret_corpus.lookalikes import LOOKALIKES
-from tests.reliability.secret_corpus.tokens import samples
+from tests.support.secret_corpus.contexts import Planted, expected, plant, secrets_in
+from tests.support.secret_corpus.evaluate import Report, evaluate
+from tests.support.secret_corpus.lookalikes import LOOKALIKES
+from tests.support.secret_corpus.tokens import samples
 
 KEPT_AIM = 0.03
 LOOKALIKE_AIM = 0.10

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from bot.config import Settings, load_file_config
 from bot.core import Core
-from tests.adapters.discord.gateway import ADMIN_ROLE_ID, MAPPED_CHANNEL, THREAD_CHANNEL
 from tests.servers.openai_fake import FakeOpenAI
+from tests.support.discord_core import build_core
+from tests.support.discord_gateway import ADMIN_ROLE_ID, MAPPED_CHANNEL, THREAD_CHANNEL
 from tests.support.gitrepo import git
 from tests.support.snippets import LEDGER_PY
 from tests.support.snippets import WEBHOOK_RETRY_PY as HOOKS_PY
@@ -48,13 +48,6 @@ def config_path(tmp_path: Path) -> Path:
         encoding="utf-8",
     )
     return path
-
-
-def build_core(repos: dict[str, Any], config_path: Path) -> Core:
-    core = Core.from_settings(Settings(), load_file_config(config_path))
-    for name, repo in repos.items():
-        core.index_repo(str(repo.path), name=name)
-    return core
 
 
 @pytest.fixture

@@ -18,8 +18,9 @@ import pytest
 from bot.config import load_file_config
 from bot.core import Context, Core
 from bot.errors import ConfigError
-from tests.adapters.discord.conftest import build_core
-from tests.adapters.discord.gateway import (
+from tests.servers.discord_wire import text_channel_payload
+from tests.support.discord_core import build_core
+from tests.support.discord_gateway import (
     ADMIN_ROLE_ID,
     ALICE,
     BOB,
@@ -31,8 +32,7 @@ from tests.adapters.discord.gateway import (
     mention,
     role_payload,
 )
-from tests.adapters.discord.harness import Harness, run, running
-from tests.servers.discord_wire import text_channel_payload
+from tests.support.discord_harness import Harness, run, running
 
 OTHER_GUILD = 1_300_000_000_000_000_500
 LOOKALIKE_ROLE = 1_300_000_000_000_000_501  # named "codecite-admins" in the other server

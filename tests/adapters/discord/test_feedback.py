@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core import Core
-from tests.adapters.discord.gateway import BOB, OPEN_CHANNEL, bot_user, mention
-from tests.adapters.discord.harness import Harness, run, running
 from tests.servers.discord_fake import InteractionState
 from tests.servers.discord_wire import EPHEMERAL
+from tests.support.discord_gateway import BOB, OPEN_CHANNEL, bot_user, mention
+from tests.support.discord_harness import Harness, run, running
 
 
 def buttons(message: dict[str, Any]) -> list[str]:

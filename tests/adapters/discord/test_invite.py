@@ -9,8 +9,8 @@ from discord.http import Route
 
 from adapters.discord.invite import fetch_application_id, invite_url
 from bot.errors import ConfigError
-from tests.adapters.discord.harness import run
 from tests.servers.discord_fake import APP_ID, TOKEN, DiscordFake
+from tests.support.discord_harness import run
 
 VIEW, SEND, HISTORY, REACT = 1 << 10, 1 << 11, 1 << 16, 1 << 6
 THREADS, CREATE_PUBLIC_THREADS, APP_COMMANDS = 1 << 38, 1 << 35, 1 << 31

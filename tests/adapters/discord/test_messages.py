@@ -6,7 +6,10 @@ import re
 from typing import Any
 
 from bot.core import Core
-from tests.adapters.discord.gateway import (
+from tests.servers.discord_fake import BOT_ID
+from tests.servers.discord_wire import MAX_CONTENT, SUPPRESS_EMBEDS
+from tests.servers.openai_fake import FakeOpenAI
+from tests.support.discord_gateway import (
     ALICE,
     BOB,
     MAPPED_CHANNEL,
@@ -14,10 +17,7 @@ from tests.adapters.discord.gateway import (
     bot_user,
     mention,
 )
-from tests.adapters.discord.harness import Harness, run, running
-from tests.servers.discord_fake import BOT_ID
-from tests.servers.discord_wire import MAX_CONTENT, SUPPRESS_EMBEDS
-from tests.servers.openai_fake import FakeOpenAI
+from tests.support.discord_harness import Harness, run, running
 
 LINK = re.compile(r"\[src/hooks\.py:L\d+-L\d+\]\(<https://github\.com/acme/demo/blob/[0-9a-f]{40}/")
 

@@ -7,10 +7,10 @@ import threading
 from typing import Any
 
 from bot.core import Core
-from tests.adapters.discord.gateway import GUILD_ID, MAPPED_CHANNEL
-from tests.adapters.discord.harness import Harness, run, running
 from tests.servers.discord_fake import APP_ID, InteractionState
 from tests.servers.discord_wire import EPHEMERAL, SUPPRESS_EMBEDS
+from tests.support.discord_gateway import GUILD_ID, MAPPED_CHANNEL
+from tests.support.discord_harness import Harness, run, running
 
 CALLBACK = r"/interactions/\d+/[^/]+/callback"
 FOLLOWUP = rf"/webhooks/{APP_ID}/[^/]+"

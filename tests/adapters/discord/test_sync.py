@@ -13,10 +13,10 @@ from adapters.discord.client import CodeciteClient
 from adapters.discord.sync import STATE_FILE
 from bot.config import Settings
 from bot.core import Core
-from tests.adapters.discord.conftest import build_core
-from tests.adapters.discord.gateway import ALICE, GUILD_ID
-from tests.adapters.discord.harness import Harness, run, running
 from tests.servers.discord_fake import APP_ID
+from tests.support.discord_core import build_core
+from tests.support.discord_gateway import ALICE, GUILD_ID
+from tests.support.discord_harness import Harness, run, running
 
 GLOBAL_PUT = rf"/applications/{APP_ID}/commands"
 GUILD_PUT = rf"/applications/{APP_ID}/guilds/{GUILD_ID}/commands"

@@ -7,9 +7,9 @@ from typing import Any
 from adapters.discord.render import strip_footer
 from bot.core import Context, Core
 from bot.models import Turn
-from tests.adapters.discord.gateway import ALICE, OPEN_CHANNEL, THREAD_CHANNEL, bot_user, mention
-from tests.adapters.discord.harness import Harness, run, running, served
 from tests.servers.openai_fake import FakeOpenAI
+from tests.support.discord_gateway import ALICE, OPEN_CHANNEL, THREAD_CHANNEL, bot_user, mention
+from tests.support.discord_harness import Harness, run, running, served
 
 Asked = list[tuple[str, Context, tuple[Turn, ...]]]
 

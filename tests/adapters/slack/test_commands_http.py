@@ -11,8 +11,8 @@ from adapters.slack.handlers import REINDEXING, THANKS, WORKING
 from adapters.slack.render import VOTE_DOWN, VOTE_UP
 from bot.core import Core
 from bot.runtime.queue import AnswerQueue
-from tests.adapters.slack.conftest import CHANNEL, Driver, Gate, Recorded
 from tests.servers.slack_fake import Call, FakeSlack
+from tests.support.slack_driver import CHANNEL, Driver, Gate, Recorded
 
 QUESTION = "where do we retry failed webhooks?"
 

@@ -30,8 +30,8 @@ from slack_sdk import WebClient
 
 from adapters.slack.conversations import ConversationTypes
 from bot.core import DM_REFUSED, EXTERNAL_REFUSED, UNKNOWN_REFUSED
-from tests.adapters.slack.conftest import Driver
 from tests.servers.slack_fake import BOT_TOKEN, FakeSlack
+from tests.support.slack_driver import Driver
 
 # Cites both repositories when both are in scope (and names neither file nor function).
 QUESTION = "how do we retry failed webhooks and compute the volume discount of large orders?"

@@ -11,7 +11,8 @@ import pytest
 
 from bot.core import Core
 from bot.models import Answer, Turn
-from tests.adapters.slack.conftest import (
+from tests.servers.slack_fake import BOT_ID, BOT_USER_ID, FakeSlack
+from tests.support.slack_driver import (
     CHANNEL,
     Driver,
     Recorded,
@@ -19,7 +20,6 @@ from tests.adapters.slack.conftest import (
     replies_in,
     sign,
 )
-from tests.servers.slack_fake import BOT_ID, BOT_USER_ID, FakeSlack
 
 QUESTION = "where do we retry failed webhooks?"
 

@@ -15,15 +15,15 @@ from collections.abc import Iterator
 import pytest
 
 from adapters.common.http_limits import HTTPLimits
-from tests.adapters.slack.raw_http import (
+from tests.servers.slack_fake import FakeSlack
+from tests.support.raw_http import HANG_GUARD, closed_by_server, exchange, read_reply
+from tests.support.slack_raw_http import (
     Served,
     mention_body,
     request,
     serve_bolt,
     slack_headers,
 )
-from tests.servers.slack_fake import FakeSlack
-from tests.support.raw_http import HANG_GUARD, closed_by_server, exchange, read_reply
 
 STALLED_HEADER = b"POST /slack/events HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slack-"
 

@@ -15,7 +15,9 @@ import pytest
 from slack_bolt import BoltRequest
 
 from adapters.common.http_limits import HTTPLimits
-from tests.adapters.slack.raw_http import (
+from tests.servers.slack_fake import FakeSlack
+from tests.support.raw_http import closed_by_server, exchange, read_reply
+from tests.support.slack_raw_http import (
     Served,
     mention_body,
     request,
@@ -23,8 +25,6 @@ from tests.adapters.slack.raw_http import (
     signed,
     slack_headers,
 )
-from tests.servers.slack_fake import FakeSlack
-from tests.support.raw_http import closed_by_server, exchange, read_reply
 
 LIMITS = HTTPLimits(read_timeout=1.0, request_timeout=3.0, linger_timeout=0.5, max_body=1_000_000)
 MARKER = "ATTACKER-MARKER-7f3a"

@@ -20,9 +20,9 @@ from adapters.slack.serve import resolve_port, serve_slack
 from bot.config import Settings, load_settings
 from bot.core import Core
 from bot.errors import ConfigError
-from tests.adapters.slack.conftest import CHANNEL, event_body, replies_in
 from tests.servers.slack_fake import APP_TOKEN, BOT_USER_ID, TEAM_ID, FakeSlack
 from tests.servers.slack_socket_fake import FakeSocketMode
+from tests.support.slack_driver import CHANNEL, event_body, replies_in
 
 QUESTION = "where do we retry failed webhooks?"
 
