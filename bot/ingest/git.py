@@ -28,13 +28,9 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from bot.errors import SourceError
 from bot.ingest.hosting import redact
-
-if TYPE_CHECKING:
-    from bot.ingest.catfile import BlobReader
 
 log = logging.getLogger(__name__)
 
@@ -189,11 +185,6 @@ class Git:
         """stdout, or None when git exits non-zero (e.g. a ref that does not exist)."""
         code, out, _ = self._call(args, timeout, b"", transfer)
         return out.decode("utf-8", "replace").strip() if code == 0 else None
-
-    def blobs(self) -> BlobReader:
-        from bot.ingest.catfile import BlobReader
-
-        return BlobReader(self)
 
     def popen(self, args: Sequence[str], **kwargs: object) -> subprocess.Popen[bytes]:
         """Start `git args...` (the caller holds a slot); SourceError if git cannot start."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.ingest import sources
+from bot.ingest import git_source
 from bot.ingest.filters import VerdictMemo
 
 
@@ -14,4 +14,4 @@ from bot.ingest.filters import VerdictMemo
 def _isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "no-global-gitconfig"))
     # Verdicts are remembered per process; each test starts from a clean memory.
-    monkeypatch.setattr(sources, "MEMO", VerdictMemo(1000))
+    monkeypatch.setattr(git_source, "MEMO", VerdictMemo(1000))

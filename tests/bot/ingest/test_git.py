@@ -15,6 +15,7 @@ import pytest
 
 from bot.errors import SourceError
 from bot.ingest import git as git_module
+from bot.ingest.catfile import BlobReader
 from bot.ingest.git import Git, GitError, base_env
 from bot.ingest.hosting import auth_env, parse_remote
 from bot.ingest.sources import open_source
@@ -160,7 +161,7 @@ def test_a_reader_holds_a_slot_until_it_is_closed(
     repo, blobs = blob_repo
     git_limits(max_processes=1, slot_wait=0.3)
     runner = Git(repo.path)
-    with runner.blobs() as reader:
+    with BlobReader(runner) as reader:
         reader.read(next(iter(blobs)))
         with pytest.raises(GitError, match="already running"):
             runner.run("rev-parse", "HEAD")
@@ -240,7 +241,7 @@ def test_read_many_streams_every_blob_through_one_process(
 ) -> None:
     repo, blobs = blob_repo
     order = [*blobs, *list(blobs)[:5]]  # repeats are fine
-    with Git(repo.path).blobs() as reader:
+    with BlobReader(Git(repo.path)) as reader:
         got = list(reader.read_many(order))
         assert reader.read(order[0]) == blobs[order[0]]
     assert [oid for oid, _ in got] == order
@@ -254,7 +255,7 @@ def test_abandoned_stream_leaves_the_reader_usable(
 ) -> None:
     repo, blobs = blob_repo
     oids = list(blobs)
-    with Git(repo.path).blobs() as reader:
+    with BlobReader(Git(repo.path)) as reader:
         stream = reader.read_many(oids)
         for _ in range(3):
             next(stream)
@@ -264,7 +265,7 @@ def test_abandoned_stream_leaves_the_reader_usable(
 
 def test_missing_and_malformed_object_ids(blob_repo: tuple[GitRepo, dict[str, bytes]]) -> None:
     repo, blobs = blob_repo
-    with Git(repo.path).blobs() as reader:
+    with BlobReader(Git(repo.path)) as reader:
         with pytest.raises(SourceError, match="missing"):
             reader.read("0" * 40)
         with pytest.raises(SourceError, match="not an object id"):
@@ -275,7 +276,7 @@ def test_missing_and_malformed_object_ids(blob_repo: tuple[GitRepo, dict[str, by
 
 def test_reader_times_out(blob_repo: tuple[GitRepo, dict[str, bytes]]) -> None:
     repo, blobs = blob_repo
-    with Git(repo.path).blobs() as reader:
+    with BlobReader(Git(repo.path)) as reader:
         reader._timeout = 0.0
         with pytest.raises(SourceError, match="timed out"):
             reader.read(next(iter(blobs)))
