@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 REPO   ?= $(CURDIR)
 QUESTION ?= How are secrets such as AWS keys or private keys redacted before code is indexed?
 
-.PHONY: demo test lint typecheck unit bench-venv clean venv dev
+.PHONY: demo test lint typecheck imports unit bench-venv clean venv dev
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,10 +31,14 @@ lint: $(BIN)/.installed-dev
 typecheck: $(BIN)/.installed-dev
 	$(BIN)/mypy
 
+# The design's layer rules (contracts in pyproject.toml).
+imports: $(BIN)/.installed-dev
+	$(BIN)/lint-imports
+
 unit: $(BIN)/.installed-dev
 	$(BIN)/python -m pytest
 
-test: lint typecheck unit
+test: lint typecheck imports unit
 
 # The peer for side-by-side benchmarks lives in its own venv (see bench/README.md).
 bench-venv: .venv-bench/bin/.installed
