@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 
 from bot.config import FileConfig, Settings
 from bot.core import CLI, Core
 from bot.errors import StoreError
+from bot.index.local import schema as local_schema
 from tests.servers.openai_fake import FakeOpenAI
 from tests.support.shop import BILLING, build_shop
 
@@ -140,25 +143,48 @@ def test_bad_files_are_skipped_and_counted(make_repo):
     assert hit.chunk.path == "latin.py" and "\ufffd" in hit.chunk.text
 
 
-def test_failed_apply_leaves_the_previous_state_answering(make_repo, monkeypatch):
+def test_a_write_failing_midway_leaves_the_previous_state_answering(make_repo, monkeypatch):
+    """The failure strikes inside the index's write transaction, after its deletes and
+    inserts have run, so only a real rollback keeps the old state answering."""
     repo = make_repo("shop")
     build_shop(repo)
     core = _core()
     first = core.index_repo(str(repo.path), name="shop")
+    before = core.index.stats().chunks
     repo.remove("shop/billing.py")
-    repo.commit("drop billing")
+    repo.write("shop/refunds.py", "def refund_customer(order):\n    return order.total\n")
+    repo.commit("drop billing, add refunds")
 
-    def broken(change):
-        raise StoreError("disk full")
+    reached = []
+    write_state = local_schema._put_state
+
+    def failing_midway(conn, state):
+        paths = conn.execute("SELECT DISTINCT path FROM chunks WHERE repo = 'shop'").fetchall()
+        reached.append({path for (path,) in paths})
+        raise sqlite3.OperationalError("disk I/O error")
 
     with monkeypatch.context() as patch:
-        patch.setattr(core.index, "apply", broken)
+        patch.setattr(local_schema, "_put_state", failing_midway)
         with pytest.raises(StoreError):
             core.index_repo(str(repo.path), name="shop")
+    # the transaction had already deleted and inserted rows when it failed
+    assert reached == [{"shop/refunds.py", "shop/webhooks.py", "README.md"}]
 
-    state = core.index.repo_states()[0]
-    assert state.commit == first.commit
-    assert core.search("charge_customer", CLI, top_k=1)[0].chunk.path == "shop/billing.py"
+    core.close()
+    reopened = _core()  # what any process reads from disk now
+    assert reopened.index.repo_states()[0].commit == first.commit
+    assert reopened.index.stats().chunks == before
+    assert set(reopened.index.manifest("shop")) == {
+        "shop/billing.py",
+        "shop/webhooks.py",
+        "README.md",
+    }
+    hit = reopened.search("charge_customer", CLI, top_k=1)[0]
+    assert hit.chunk.path == "shop/billing.py"
+    assert all(h.chunk.path != "shop/refunds.py" for h in reopened.search("refund_customer", CLI))
     # the next run completes the job
-    report = core.index_repo(str(repo.path), name="shop")
+    monkeypatch.setattr(local_schema, "_put_state", write_state)
+    report = reopened.index_repo(str(repo.path), name="shop")
     assert report.files_removed == 1
+    assert reopened.search("refund_customer", CLI, top_k=1)[0].chunk.path == "shop/refunds.py"
+    reopened.close()
