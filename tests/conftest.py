@@ -29,3 +29,25 @@ def make_repo(tmp_path: Path) -> Iterator[object]:
         return GitRepo(tmp_path / (name or f"repo{next(counter)}"), branch=branch)
 
     yield factory
+
+
+@pytest.fixture(autouse=True)
+def _cores_closed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every Core a test builds is closed when the test ends, whatever the test forgot.
+
+    Its queue, stores and clients would otherwise outlive the test (threads, open
+    SQLite files, sockets) and leak into the next one. Closing twice is harmless.
+    """
+    from bot.core import Core
+
+    built: list[Core] = []
+    init = Core.__init__
+
+    def tracked(self: Core, *args: object, **kwargs: object) -> None:
+        init(self, *args, **kwargs)  # type: ignore[arg-type]
+        built.append(self)
+
+    monkeypatch.setattr(Core, "__init__", tracked)
+    yield
+    for core in reversed(built):
+        core.close()
