@@ -34,7 +34,7 @@ from bot.index.base import ChangeSet, Index
 from bot.ingest.probe import current_commit
 from bot.ingest.secrets import scrub
 from bot.ingest.sources import Source, SourceFile, default_name, open_source
-from bot.llm.embeddings import Embedder
+from bot.llm.embeddings import Embedded, Embedder
 from bot.models import Chunk, FileDoc, FileEntry, RepoState, Span
 from bot.symbols.extract import analyze
 from bot.symbols.store import SymbolStore
@@ -149,10 +149,8 @@ class Ingestor:
         finally:
             source.close()  # its git process ends now, not during the embedding or at collection
         change, added, dropped = _change_set(name, source, old, docs, chunks, removed, len(listed))
-        tokens_before, saved_before = self._embedding_counters()
-        vectors = self._embed(change.upserts, progress)
+        vectors, embedded = self._embed(change.upserts, progress)
         self._index.apply(_with_vectors(change, vectors))
-        tokens_after, saved_after = self._embedding_counters()
         # After the index: the table records the commit it matches, so a crash or a failed
         # write here is noticed by lookups and mended by the next ingest.
         stored = symbols.write([f.path for f in listed], source.checkout.commit)
@@ -170,8 +168,8 @@ class Ingestor:
             skipped=dict(skipped),
             secrets_redacted=dict(self.secrets_redacted),
             embedded_inputs=len(vectors),
-            embedding_tokens=tokens_after - tokens_before,
-            embedding_tokens_saved=saved_after - saved_before,
+            embedding_tokens=embedded.tokens,
+            embedding_tokens_saved=embedded.tokens_saved,
             seconds=time.monotonic() - started,
             symbol_files=len(symbols.found),
             symbols_stored=stored,
@@ -252,21 +250,19 @@ class Ingestor:
                 progress("chunk", done, len(files))
         return docs, chunks
 
-    def _embed(self, chunks: Sequence[Chunk], progress: Progress | None) -> dict[str, list[float]]:
+    def _embed(
+        self, chunks: Sequence[Chunk], progress: Progress | None
+    ) -> tuple[dict[str, list[float]], Embedded]:
+        """Vectors by chunk id, and what this ingest's own embedding call cost."""
         if self._embedder is None or not chunks:
-            return {}
+            return {}, Embedded([])
         if progress is not None:
             progress("embed", 0, len(chunks))
-        vectors = self._embedder.embed_documents([c.embed_text() for c in chunks])
+        embedded = self._embedder.embed_documents([c.embed_text() for c in chunks])
         if progress is not None:
             progress("embed", len(chunks), len(chunks))
-        return {c.id: v for c, v in zip(chunks, vectors, strict=True)}
-
-    def _embedding_counters(self) -> tuple[int, int]:
-        if self._embedder is None:
-            return 0, 0
-        saved = getattr(self._embedder, "tokens_saved", 0)
-        return self._embedder.tokens_used, int(saved)
+        vectors = {c.id: v for c, v in zip(chunks, embedded.vectors, strict=True)}
+        return vectors, embedded
 
 
 def _indexable_files(source: Source) -> tuple[list[SourceFile], Counter[str]]:

@@ -6,7 +6,10 @@ space), drop duplicates, serve what it can from the EmbeddingCache, pack the
 misses into requests within the API's limits (2,048 inputs, 300,000 tokens),
 send them a few at a time, store each batch in the cache as it lands (so a
 failed ingest keeps what it paid for) and return one vector per input, in
-order. Token counts use bot.text.counting's estimate, which errs high.
+order, with what the call cost: the tokens the service reported for the requests
+it sent, and an estimate of those the cache spared. There is no running total to
+read before and after: concurrent callers each get their own figures. Token
+counts use bot.text.counting's estimate, which errs high.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from openai import omit
 
 from bot.errors import ServiceUnavailable
 from bot.llm.embedding_cache import EmbeddingCache, cache_key
+from bot.llm.embeddings import Embedded, EmbeddedQuery
 from bot.llm.openai_chat import (
     classify_openai_error,
     openai_client,
@@ -47,6 +51,12 @@ _PROBE = "codecite dimension probe"
 class _Batch:
     texts: tuple[str, ...]
     tokens: int  # estimated
+
+
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    vectors: list[list[float]]
+    tokens: int  # as the service reported them, else estimated
 
 
 class OpenAIEmbedder:
@@ -86,8 +96,6 @@ class OpenAIEmbedder:
         self._client = openai_client(api_key=api_key, base_url=base_url, timeout=timeout)
         self._retrier = Retrier(RetryPolicy(max_attempts=max_retries + 1), sleep=sleep)
         self._lock = threading.Lock()
-        self._tokens_used = 0
-        self._tokens_saved = 0
         self._calls = 0
 
     def __repr__(self) -> str:
@@ -96,23 +104,11 @@ class OpenAIEmbedder:
             f"dimensions={self._dims!r})"
         )
 
-    # counters --------------------------------------------------------------
-
-    @property
-    def tokens_used(self) -> int:
-        """Tokens sent to the service (as it reported them, else estimated)."""
-        with self._lock:
-            return self._tokens_used
-
-    @property
-    def tokens_saved(self) -> int:
-        """Estimated tokens of texts served from the cache instead of the service."""
-        with self._lock:
-            return self._tokens_saved
+    # properties ------------------------------------------------------------
 
     @property
     def calls(self) -> int:
-        """Successful embedding requests made."""
+        """Successful embedding requests made (a process-level count; usage comes per call)."""
         with self._lock:
             return self._calls
 
@@ -130,20 +126,24 @@ class OpenAIEmbedder:
 
     # the Embedder contract -------------------------------------------------
 
-    def embed_query(self, text: str) -> list[float]:
-        return self.embed_documents([text])[0]
+    def embed_query(self, text: str) -> EmbeddedQuery:
+        done = self.embed_documents([text])
+        return EmbeddedQuery(done.vectors[0], done.tokens, done.tokens_saved)
 
-    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+    def embed_documents(self, texts: Sequence[str]) -> Embedded:
         if not texts:
-            return []
+            return Embedded([])
         prepared = [self._prepare(t) for t in texts]
         unique = list(dict.fromkeys(prepared))
         keys = {t: cache_key(self.model, self._requested_dims, t) for t in unique}
         vectors = self._from_cache(keys)
+        saved = sum(count_tokens(t) for t in vectors)
         misses = [t for t in unique if t not in vectors]
+        tokens = 0
         if misses:
-            vectors.update(self._embed_misses(misses, keys))
-        return [vectors[t] for t in prepared]
+            fresh, tokens = self._embed_misses(misses, keys)
+            vectors.update(fresh)
+        return Embedded([vectors[t] for t in prepared], tokens, saved)
 
     def close(self) -> None:
         """Release HTTP connections (the cache belongs to the caller)."""
@@ -166,30 +166,32 @@ class OpenAIEmbedder:
         if found and self._dims is None:
             self._learn_dims(len(next(iter(found.values()))))
         # A vector of another size was made by another model under this name: a miss.
-        hits = {t: found[k] for t, k in keys.items() if k in found and len(found[k]) == self._dims}
-        if hits:
-            saved = sum(count_tokens(t) for t in hits)
-            with self._lock:
-                self._tokens_saved += saved
-        return hits
+        return {t: found[k] for t, k in keys.items() if k in found and len(found[k]) == self._dims}
 
-    def _embed_misses(self, misses: list[str], keys: dict[str, str]) -> dict[str, list[float]]:
+    def _embed_misses(
+        self, misses: list[str], keys: dict[str, str]
+    ) -> tuple[dict[str, list[float]], int]:
+        """Vectors for texts the cache lacked, and the tokens their requests cost."""
         out: dict[str, list[float]] = {}
+        tokens = 0
         out_lock = threading.Lock()
 
         def send_and_land(batch: _Batch) -> None:
-            fresh = dict(zip(batch.texts, self._send(batch), strict=True))
+            nonlocal tokens
+            sent = self._send(batch)
+            fresh = dict(zip(batch.texts, sent.vectors, strict=True))
             if self.cache is not None:  # at once, so a later failure keeps what was paid for
                 self.cache.put_many({keys[t]: v for t, v in fresh.items()})
             with out_lock:
                 out.update(fresh)
+                tokens += sent.tokens
 
         batches = self._batches(misses)
         workers = min(self.concurrency, len(batches))
         if workers == 1:
             for batch in batches:
                 send_and_land(batch)
-            return out
+            return out, tokens
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="embed") as pool:
             futures = [pool.submit(send_and_land, b) for b in batches]
             for future in wait(futures, return_when=FIRST_EXCEPTION).not_done:
@@ -198,7 +200,7 @@ class OpenAIEmbedder:
         first = next((e for e in errors if e is not None), None)
         if first is not None:
             raise first
-        return out
+        return out, tokens
 
     def _batches(self, texts: list[str]) -> list[_Batch]:
         """Greedy packing in input order within the input-count and token limits."""
@@ -217,7 +219,7 @@ class OpenAIEmbedder:
             batches.append(_Batch(tuple(current), tokens))
         return batches
 
-    def _send(self, batch: _Batch) -> list[list[float]]:
+    def _send(self, batch: _Batch) -> _Sent:
         try:
             resp = self._retrier.call(
                 lambda: self._client.embeddings.create(
@@ -235,9 +237,8 @@ class OpenAIEmbedder:
         vectors = self._check(resp, len(batch.texts))
         used = resp.usage.total_tokens if resp.usage and resp.usage.total_tokens else batch.tokens
         with self._lock:
-            self._tokens_used += used
             self._calls += 1
-        return vectors
+        return _Sent(vectors, used)
 
     def _check(
         self, resp: openai.types.CreateEmbeddingResponse, expected: int

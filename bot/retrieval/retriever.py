@@ -159,27 +159,29 @@ class Retriever:
         """One dense + sparse query, when the store does that itself (None otherwise)."""
         if self._embedder is None or not isinstance(self._index, HybridIndex):
             return None
-        before = self._embedder.tokens_used
+        vector: list[float] | None = None
+        tokens = 0
         try:
-            vector: list[float] | None = self._embedder.embed_query(text)
+            embedded = self._embedder.embed_query(text)
+            vector, tokens = embedded.vector, embedded.tokens
         except BotError as exc:
             log.warning("dense half of hybrid search skipped: %s", exc.detail or exc.user_message)
-            vector = None
         hits = self._index.hybrid(vector, terms, repos=repos, k=LEXICAL_K)
-        return hits, self._embedder.tokens_used - before
+        return hits, tokens
 
     def _dense(self, text: str, repos: frozenset[str] | None) -> tuple[list[Hit], int]:
         if self._embedder is None:
             return [], 0
-        before = self._embedder.tokens_used
+        tokens = 0
         try:
-            vector = self._embedder.embed_query(text)
-            hits = self._index.dense(vector, repos=repos, k=DENSE_K)
+            embedded = self._embedder.embed_query(text)
+            tokens = embedded.tokens  # paid for even if the dense search then fails
+            hits = self._index.dense(embedded.vector, repos=repos, k=DENSE_K)
         except BotError as exc:
             # Dense search is an improvement, not a requirement: degrade to lexical.
             log.warning("dense search skipped: %s", exc.detail or exc.user_message)
-            return [], 0
-        return hits, self._embedder.tokens_used - before
+            return [], tokens
+        return hits, tokens
 
     def _blend(
         self, fused: list[Hit], files: Sequence[FileHit], q: QueryAnalysis, intent: Intent

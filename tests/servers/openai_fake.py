@@ -17,7 +17,9 @@ is a hang; `stop()` cuts it short), `drop_next` (close without answering),
 `break_stream_next` (cut an SSE stream after some chunks). `gate(n)` holds
 requests until n are in flight at once, which proves concurrency without
 timing assertions. `requests` records every request (path, lower-cased
-headers, parsed JSON body, status; -1 when the connection was cut).
+headers, parsed JSON body, status; -1 when the connection was cut);
+`embeddings_served` records each answered embeddings request's inputs and the
+token usage the reply reported, so a test can attribute usage to its callers.
 """
 
 from __future__ import annotations
@@ -60,6 +62,15 @@ class Recorded:
     status: int = 0
 
 
+@dataclass(frozen=True)
+class ServedEmbeddings:
+    """One answered (200) embeddings request: its inputs and the usage the reply reported."""
+
+    inputs: tuple[str, ...]  # token-id inputs appear as their ids joined by spaces
+    input_tokens: tuple[int, ...]  # per input, as the fake counts them
+    total_tokens: int  # the reply's usage.total_tokens
+
+
 @dataclass
 class _Fault:
     kind: str  # "fail", "delay", "drop", "break"
@@ -100,6 +111,7 @@ class FakeOpenAI:
         self._in_flight = 0
         self._lock = threading.Lock()
         self._requests: list[Recorded] = []
+        self._served_embeddings: list[ServedEmbeddings] = []
         self._faults: deque[_Fault] = deque()
         self._stopping = threading.Event()
         self._gate_size = 0
@@ -189,6 +201,11 @@ class FakeOpenAI:
         with self._lock:
             return list(self._requests)
 
+    @property
+    def embeddings_served(self) -> list[ServedEmbeddings]:
+        with self._lock:
+            return list(self._served_embeddings)
+
     def bodies(self, path_suffix: str) -> list[Any]:
         """Bodies of the requests whose path ends with `path_suffix`, in arrival order."""
         return [r.body for r in self.requests if r.path.endswith(path_suffix)]
@@ -231,10 +248,11 @@ class FakeOpenAI:
             else:
                 self._connections.discard(conn)
 
-    def _count_embeddings(self, inputs: int) -> None:
+    def _count_embeddings(self, served: ServedEmbeddings) -> None:
         with self._lock:
             self.embedding_calls += 1
-            self.embedding_inputs += inputs
+            self.embedding_inputs += len(served.inputs)
+            self._served_embeddings.append(served)
 
 
 @pytest.fixture
@@ -242,6 +260,12 @@ def fake_openai() -> Iterator[FakeOpenAI]:
     """A running FakeOpenAI; import this fixture into a test module to use it."""
     with FakeOpenAI() as fake:
         yield fake
+
+
+def _served(raw: Any, tokens: list[int], payload: dict[str, Any]) -> ServedEmbeddings:
+    items = raw if isinstance(raw, list) and raw and not isinstance(raw[0], int) else [raw]
+    inputs = tuple(x if isinstance(x, str) else " ".join(map(str, x)) for x in items)
+    return ServedEmbeddings(inputs, tuple(tokens), int(payload["usage"]["total_tokens"]))
 
 
 def _close_quietly(conn: socket.socket) -> None:
@@ -374,7 +398,7 @@ class _Handler(BaseHTTPRequestHandler):
                 body, models=self.fake.models, unsupported=self.fake.unsupported_params
             )
             payload = embeddings_response(body, tokens, self.fake.dimensions)
-            self.fake._count_embeddings(len(tokens))
+            self.fake._count_embeddings(_served(body["input"], tokens, payload))
             return self._send_json(200, payload)
         if method == "GET" and path == "/v1/models":
             names = sorted(self.fake.models or {"gpt-4o-mini", "text-embedding-3-small"})

@@ -125,6 +125,17 @@ def test_sdk_default_embedding_request_decodes(client: openai.OpenAI, fake: Fake
     assert np.allclose(resp.data[0].embedding, fake_embedding("alpha beta", 64), atol=1e-6)
 
 
+def test_each_answered_embeddings_request_is_recorded_with_its_usage(fake: FakeOpenAI) -> None:
+    status, body = post(fake, "/embeddings", {"model": "e", "input": ["retry me", "a bit longer"]})
+    assert status == 200
+    assert post(fake, "/embeddings", {"model": "e", "input": [""]})[0] == 400  # not recorded
+    assert post(fake, "/embeddings", {"model": "e", "input": [5, 6, 7]})[0] == 200  # token ids
+    single, tokens = fake.embeddings_served
+    assert single.inputs == ("retry me", "a bit longer")
+    assert single.total_tokens == body["usage"]["total_tokens"] == sum(single.input_tokens)
+    assert tokens.inputs == ("5 6 7",) and tokens.input_tokens == (3,) and tokens.total_tokens == 3
+
+
 @pytest.mark.parametrize(
     ("body", "param"),
     [

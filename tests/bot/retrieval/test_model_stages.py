@@ -14,6 +14,18 @@ from tests.support.shop import build_shop
 
 QUESTION = "what happens to deliveries that did not go through?"
 
+# The question's own words match this report best; only the hypothetical retry loop points
+# at shop/webhooks.py, where failed deliveries are actually retried.
+DELIVERY_REPORT = '''"""Support dashboard: a report of deliveries, good and bad."""
+
+
+def deliveries_that_did_not_go_through(report):
+    """What happens to deliveries that did not go through? They are listed here for support."""
+    return [d for d in report.deliveries if not d.went_through]
+'''
+JOBS = ("mailer", "exports", "search", "imports", "thumbnails", "invoices_pdf", "audit", "cleanup")
+MODELS = ("customer", "plan", "seat", "coupon", "address", "order", "product", "cart", "tax")
+
 
 def _system(body: dict) -> str:
     return body["messages"][0]["content"]
@@ -39,9 +51,31 @@ def _core(fake: FakeOpenAI, **extra: str) -> Core:
     return Core.from_settings(Settings(**env), FileConfig())
 
 
-def test_hyde_adds_a_capped_extra_query_that_finds_the_code(make_repo):
+def _add_decoy_and_neighbours(repo) -> None:
+    """The report that the question's words match, polling jobs that share a few words with
+    the hypothetical code (so the report ranks low in HyDE's own list), and plain records
+    (so common words carry little weight)."""
+    repo.write("shop/delivery_report.py", DELIVERY_REPORT)
+    for i, name in enumerate(JOBS):
+        repo.write(
+            f"shop/jobs/{name}.py",
+            f"from time import sleep\n\n\ndef poll_{name}(queue):\n"
+            f"    for attempt in range({i + 2}):\n        job = queue.take()\n"
+            f"        if job is not None:\n            return job\n        sleep({i + 1})\n",
+        )
+    for name in MODELS:
+        repo.write(
+            f"shop/models/{name}.py",
+            f"class {name.title()}:\n    def __init__(self, key, label):\n"
+            f"        self.key = key\n        self.label = label\n",
+        )
+    repo.commit("delivery report, jobs and records")
+
+
+def test_hyde_lifts_the_code_its_hypothetical_answer_describes(make_repo):
     repo = make_repo("shop")
     build_shop(repo)
+    _add_decoy_and_neighbours(repo)
     with FakeOpenAI() as fake:
         fake.chat_reply = _reply
         plain = _core(fake)
@@ -53,10 +87,11 @@ def test_hyde_adds_a_capped_extra_query_that_finds_the_code(make_repo):
         hyde_calls = [b for b in fake.bodies("/chat/completions") if _system(b) == HYDE_PROMPT]
     assert hyde_calls and all(b.get("max_tokens") == 160 for b in hyde_calls)
     assert all(b["temperature"] == 0 for b in hyde_calls)
-    assert with_hyde[0].chunk.symbol.endswith("retry_failed_webhooks") or (
-        with_hyde[0].chunk.path == "shop/webhooks.py"
-    )
-    assert [h.chunk.id for h in with_hyde] != [h.chunk.id for h in without]
+    # Without HyDE the question's words lead to the report; with it, the code that retries
+    # failed deliveries leads and the report comes next (the question still counts). With
+    # HyDE's weight near zero the two rankings would be the same.
+    assert [h.chunk.path for h in without[:2]] == ["shop/delivery_report.py", "shop/webhooks.py"]
+    assert [h.chunk.path for h in with_hyde[:2]] == ["shop/webhooks.py", "shop/delivery_report.py"]
     assert answer.usage.prompt_tokens > 0
 
 

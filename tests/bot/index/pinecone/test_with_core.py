@@ -71,6 +71,10 @@ def test_pinecone_and_local_give_the_same_results_shape(services, make_repo, tmp
     # hybrid: one query carrying both a dense and a sparse vector
     query = pinecone.bodies("/query")[-1]
     assert query.get("vector") and query.get("sparseVector")
+    assert answer.usage.embedding_tokens == 0  # the search before embedded this question
+    fresh = remote.ask("how is the monthly amount for many seats computed?", CLI)
+    (served,) = [r for r in openai.embeddings_served if "many seats" in r.inputs[0]]
+    assert fresh.usage.embedding_tokens == served.total_tokens > 0  # the hybrid query's own
 
 
 def test_scope_is_a_server_side_filter(services, make_repo):
