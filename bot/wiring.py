@@ -14,7 +14,7 @@ from bot.llm.embeddings import Embedder
 
 if TYPE_CHECKING:
     from bot.index.pinecone.index import PineconeIndex
-    from bot.symbols.store import SymbolStore
+    from bot.store.base import StoreSet, SymbolTable
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ def symbols_path(settings: Settings) -> Path:
     return index.with_name(f"{index.stem}.symbols.sqlite")
 
 
-def make_symbols(settings: Settings) -> SymbolStore | None:
+def make_symbols(settings: Settings, stores: StoreSet | None = None) -> SymbolTable | None:
     """The symbol table; None (logged) when it cannot be opened, so answers and ingests go on.
 
     A damaged file is set aside and a new one started (see `bot.store.sqlite`); the next
@@ -61,6 +61,8 @@ def make_symbols(settings: Settings) -> SymbolStore | None:
     from bot.symbols.store import SymbolStore
 
     try:
+        if stores is not None:
+            return stores.symbols
         return SymbolStore(symbols_path(settings))
     except BotError as exc:
         log.warning("no symbol table: %s", exc.detail or exc.user_message)

@@ -76,6 +76,7 @@ from bot.index.pinecone.sparse import SparseVector, query_tokens, token_index
 from bot.index.pinecone.state import CHUNK_LEVEL, FILE_LEVEL, PineconeState
 from bot.models import Chunk, FileEntry, FileHit, Hit, RepoState
 from bot.runtime.retry import Retrier
+from bot.store.base import PineconeStateRecords
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +91,7 @@ class PineconeIndex:
     def __init__(
         self,
         pc: Pinecone,
-        state_path: Path,
+        state: Path | PineconeStateRecords,
         *,
         index_name: str = "codecite",
         host: str | None = None,
@@ -113,7 +114,8 @@ class PineconeIndex:
         self._retrier = retrier
         self._workers = workers
         self._freshness_timeout = freshness_timeout
-        self._state = PineconeState(state_path)
+        # the local state: a path opens SQLite there; any other store of the contract will do
+        self._state = PineconeState(state) if isinstance(state, Path) else state
         self._data_client: PineconeData | None = None
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()  # one writer at a time, like a SQLite index
