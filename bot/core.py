@@ -44,10 +44,10 @@ from bot.retrieval.prune import Pruner
 from bot.retrieval.retriever import Retrieval, Retriever, Source
 from bot.runtime.limits import Limiter
 from bot.runtime.queue import AnswerQueue
-from bot.store import StoreSet, open_store
+from bot.store import StoreSet
 from bot.store.base import FeedbackRecords, SymbolTable
 from bot.store.runs import Run
-from bot.wiring import make_embedder, make_index, make_llm, make_symbols, symbols_path
+from bot.wiring import make_embedder, make_index, make_llm, make_stores, make_symbols
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ class Core:
         self.config = config
         self.index = index
         # runs, feedback, locks, claims, symbols...: opened on first use, closed with the Core
-        self.stores = stores or open_store(settings.home, symbols_path=symbols_path(settings))
+        self.stores = stores or make_stores(settings)
         # Where each name is defined and used, filled by ingest; None if it cannot be opened.
         self.symbols = symbols if symbols is not None else make_symbols(settings, self.stores)
         self.llm = llm

@@ -52,6 +52,13 @@ def symbols_path(settings: Settings) -> Path:
     return index.with_name(f"{index.stem}.symbols.sqlite")
 
 
+def make_stores(settings: Settings) -> StoreSet:
+    """The records kept besides the index (run log, feedback, locks, claims, symbols...)."""
+    from bot.store import open_store
+
+    return open_store(settings.home, symbols_path=symbols_path(settings))
+
+
 def make_symbols(settings: Settings, stores: StoreSet | None = None) -> SymbolTable | None:
     """The symbol table; None (logged) when it cannot be opened, so answers and ingests go on.
 
