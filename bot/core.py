@@ -145,14 +145,16 @@ class Core:
             config = load_file_config(settings.resolved_config_path())
         llm = make_llm(settings)
         prune_llm = make_llm(settings, model=settings.prune_model) if settings.prune else None
+        stores = make_stores(settings)
         return cls(
             settings,
             config,
             make_index(settings),
             llm=llm,
-            embedder=make_embedder(settings),
+            embedder=make_embedder(settings, stores),
             expander=HydeExpander(llm) if settings.hyde and llm is not None else None,
             pruner=Pruner(prune_llm) if prune_llm is not None else None,
+            stores=stores,
         )
 
     # -- questions ---------------------------------------------------------------------------

@@ -89,14 +89,18 @@ def make_llm(settings: Settings, *, model: str | None = None) -> LLM | None:
     )
 
 
-def make_embedder(settings: Settings) -> Embedder | None:
+def make_embedder(settings: Settings, stores: StoreSet | None = None) -> Embedder | None:
     if not settings.embeddings_configured:
         return None
     from bot.llm.embedding_cache import EmbeddingCache
     from bot.llm.openai_embedder import OpenAIEmbedder
 
     try:
-        cache = EmbeddingCache(settings.home / "embeddings.sqlite")
+        cache = (
+            stores.embedding_cache
+            if stores is not None
+            else EmbeddingCache(settings.home / "embeddings.sqlite")
+        )
     except OSError as exc:
         raise ConfigError(f"Cannot create the embedding cache in {settings.home}.") from exc
     return OpenAIEmbedder(
