@@ -37,6 +37,8 @@ def _prepare(db: sqlite3.Connection) -> None:
 
 
 class FeedbackStore:
+    """`feedback.sqlite`: the `FeedbackRecords` part of the storage contract."""
+
     def __init__(self, path: Path) -> None:
         self._file = SqliteFile(path, "feedback store", _prepare, synchronous="FULL")
 

@@ -1,4 +1,5 @@
 """A log of ingest runs per repository, for `status`: last run, its outcome, the next run.
+In SQLite (`runs.sqlite`), the `RunRecords` part of the storage contract (`bot.store.base`).
 
 Kept in the data directory so a standalone scheduler and the serving process
 (or the CLI) see the same history. A run is written when it starts
