@@ -1,5 +1,6 @@
-"""Ingest locks moved to the storage seam (`stores.locks`, `bot.store.locks`); these names
-stay for callers not yet moved to it."""
+"""Ingest locks moved to the storage seam (`stores.locks`, `bot.store.locks`). Nothing here
+uses these path-taking names any more; they stay only until the other branches of issue
+13 are merged (code written against them keeps working), then this module goes."""
 
 from __future__ import annotations
 
