@@ -149,7 +149,7 @@ class Core:
         return cls(
             settings,
             config,
-            make_index(settings),
+            make_index(settings, stores),
             llm=llm,
             embedder=make_embedder(settings, stores),
             expander=HydeExpander(llm) if settings.hyde and llm is not None else None,

@@ -26,7 +26,7 @@ def _api_key(settings: Settings) -> str:
     return key.get_secret_value() if key is not None else PLACEHOLDER_KEY
 
 
-def make_index(settings: Settings) -> Index:
+def make_index(settings: Settings, stores: StoreSet | None = None) -> Index:
     if settings.index == "pinecone":
         from bot.index.pinecone.index import STATE_FILE, PineconeIndex
         from bot.index.pinecone.state import rebuild_wanted
@@ -34,7 +34,10 @@ def make_index(settings: Settings) -> Index:
         state = settings.home / STATE_FILE
         lost = not state.exists()
         index = PineconeIndex.from_settings(
-            settings, dimension=settings.embed_dimensions, alpha=settings.hybrid_alpha
+            settings,
+            dimension=settings.embed_dimensions,
+            alpha=settings.hybrid_alpha,
+            stores=stores,
         )
         if lost or rebuild_wanted(state):  # gone, or set aside as damaged
             _rebuild_state(index)
