@@ -2,7 +2,7 @@
 
 One job per repository from codecite.toml: an interval ("15m", "2h") or a
 crontab line, with jitter, coalescing (missed runs collapse into one) and at
-most one instance. A cross-process lock (bot.runtime.locks) keeps a scheduled run, a
+most one instance. A cross-process lock (`stores.locks`) keeps a scheduled run, a
 CLI reindex and a webhook-triggered run of one repository from overlapping.
 A sync job re-reads codecite.toml so added and removed repositories are
 picked up on the next run.
@@ -26,7 +26,7 @@ from bot.config import FileConfig, RepoConfig, load_file_config
 from bot.core import Core
 from bot.errors import BotError, ConfigError
 from bot.ingest.pipeline import IngestReport
-from bot.runtime.locks import RepositoryBusy
+from bot.store.locks import RepositoryBusy
 
 log = logging.getLogger(__name__)
 

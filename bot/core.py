@@ -43,12 +43,11 @@ from bot.retrieval.hyde import HydeExpander
 from bot.retrieval.prune import Pruner
 from bot.retrieval.retriever import Retrieval, Retriever, Source
 from bot.runtime.limits import Limiter
-from bot.runtime.locks import repo_lock
 from bot.runtime.queue import AnswerQueue
-from bot.store.feedback import FeedbackStore
-from bot.store.runs import Run, RunLog
-from bot.symbols.store import SymbolStore
-from bot.wiring import make_embedder, make_index, make_llm, make_symbols
+from bot.store import StoreSet
+from bot.store.base import FeedbackRecords, SymbolTable
+from bot.store.runs import Run
+from bot.wiring import make_embedder, make_index, make_llm, make_stores, make_symbols
 
 log = logging.getLogger(__name__)
 
@@ -105,19 +104,22 @@ class Core:
         *,
         llm: LLM | None = None,
         embedder: Embedder | None = None,
-        feedback: FeedbackStore | None = None,
+        feedback: FeedbackRecords | None = None,
         expander: HydeExpander | None = None,
         pruner: Pruner | None = None,
-        symbols: SymbolStore | None = None,
+        symbols: SymbolTable | None = None,
+        stores: StoreSet | None = None,
     ) -> None:
         self.settings = settings
         self.config = config
         self.index = index
+        # runs, feedback, locks, claims, symbols...: opened on first use, closed with the Core
+        self.stores = stores or make_stores(settings)
         # Where each name is defined and used, filled by ingest; None if it cannot be opened.
-        self.symbols = symbols if symbols is not None else make_symbols(settings)
+        self.symbols = symbols if symbols is not None else make_symbols(settings, self.stores)
         self.llm = llm
         self.embedder = embedder
-        self.feedback = feedback or FeedbackStore(settings.home / "feedback.sqlite")
+        self.feedback = feedback or self.stores.feedback
         self.expander = expander
         self.pruner = pruner
         self.retriever = Retriever(
@@ -129,7 +131,7 @@ class Core:
             # the symbol table, when there is one, answers "where is X defined / who calls X"
             symbols=self.symbols,
         )
-        self.runs = RunLog(settings.home / "runs.sqlite")
+        self.runs = self.stores.runs
         self.limiter = Limiter(config.limits)
         # One bounded line of answer work per process, shared by every adapter in it.
         self.queue = AnswerQueue.from_config(config.limits)
@@ -143,14 +145,16 @@ class Core:
             config = load_file_config(settings.resolved_config_path())
         llm = make_llm(settings)
         prune_llm = make_llm(settings, model=settings.prune_model) if settings.prune else None
+        stores = make_stores(settings)
         return cls(
             settings,
             config,
-            make_index(settings),
+            make_index(settings, stores),
             llm=llm,
-            embedder=make_embedder(settings),
+            embedder=make_embedder(settings, stores),
             expander=HydeExpander(llm) if settings.hyde and llm is not None else None,
             pruner=Pruner(prune_llm) if prune_llm is not None else None,
+            stores=stores,
         )
 
     # -- questions ---------------------------------------------------------------------------
@@ -412,7 +416,7 @@ class Core:
         `quick` skips all work when the source's commit equals the indexed one.
         """
         name = name or default_name(location)
-        with repo_lock(self.settings.home, name, wait=wait):
+        with self.stores.locks.hold(name, wait=wait):
             started = datetime.now(UTC)
             clock = time.monotonic()
             run_id = self.runs.begin(name, started, trigger)  # best-effort, like every log write
@@ -464,7 +468,7 @@ class Core:
     def close(self) -> None:
         """Finish accepted answers, then release every store and client."""
         self.queue.shutdown(wait=True)
-        resources = (self.llm, self.embedder, self.index, self.feedback, self.runs, self.symbols)
+        resources = (self.llm, self.embedder, self.index, self.feedback, self.symbols, self.stores)
         for resource in resources:
             close = getattr(resource, "close", None)
             if close is not None:

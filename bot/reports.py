@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 from bot.errors import BotError
 from bot.llm.pricing import describe_cost
 from bot.models import ago
-from bot.runtime.locks import repo_busy
 from bot.store.runs import DONE, RUNNING, Run
 from bot.store.sqlite import notices
 
@@ -92,7 +91,7 @@ def _run_lines(core: Core, repo: str) -> list[str]:
     out = []
     last = core.runs.last(repo)
     if last is not None:
-        live = last.state == RUNNING and repo_busy(core.settings.home, repo)
+        live = last.state == RUNNING and core.stores.locks.busy(repo)
         out.append(_run_line(last, live))
         if not (last.ok or live):
             good = core.runs.last_ok(repo)

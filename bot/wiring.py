@@ -14,7 +14,7 @@ from bot.llm.embeddings import Embedder
 
 if TYPE_CHECKING:
     from bot.index.pinecone.index import PineconeIndex
-    from bot.symbols.store import SymbolStore
+    from bot.store.base import StoreSet, SymbolTable
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +26,7 @@ def _api_key(settings: Settings) -> str:
     return key.get_secret_value() if key is not None else PLACEHOLDER_KEY
 
 
-def make_index(settings: Settings) -> Index:
+def make_index(settings: Settings, stores: StoreSet | None = None) -> Index:
     if settings.index == "pinecone":
         from bot.index.pinecone.index import STATE_FILE, PineconeIndex
         from bot.index.pinecone.state import rebuild_wanted
@@ -34,7 +34,10 @@ def make_index(settings: Settings) -> Index:
         state = settings.home / STATE_FILE
         lost = not state.exists()
         index = PineconeIndex.from_settings(
-            settings, dimension=settings.embed_dimensions, alpha=settings.hybrid_alpha
+            settings,
+            dimension=settings.embed_dimensions,
+            alpha=settings.hybrid_alpha,
+            stores=stores,
         )
         if lost or rebuild_wanted(state):  # gone, or set aside as damaged
             _rebuild_state(index)
@@ -52,7 +55,14 @@ def symbols_path(settings: Settings) -> Path:
     return index.with_name(f"{index.stem}.symbols.sqlite")
 
 
-def make_symbols(settings: Settings) -> SymbolStore | None:
+def make_stores(settings: Settings) -> StoreSet:
+    """The records kept besides the index (run log, feedback, locks, claims, symbols...)."""
+    from bot.store import open_store
+
+    return open_store(settings.home, symbols_path=symbols_path(settings))
+
+
+def make_symbols(settings: Settings, stores: StoreSet | None = None) -> SymbolTable | None:
     """The symbol table; None (logged) when it cannot be opened, so answers and ingests go on.
 
     A damaged file is set aside and a new one started (see `bot.store.sqlite`); the next
@@ -61,6 +71,8 @@ def make_symbols(settings: Settings) -> SymbolStore | None:
     from bot.symbols.store import SymbolStore
 
     try:
+        if stores is not None:
+            return stores.symbols
         return SymbolStore(symbols_path(settings))
     except BotError as exc:
         log.warning("no symbol table: %s", exc.detail or exc.user_message)
@@ -80,14 +92,18 @@ def make_llm(settings: Settings, *, model: str | None = None) -> LLM | None:
     )
 
 
-def make_embedder(settings: Settings) -> Embedder | None:
+def make_embedder(settings: Settings, stores: StoreSet | None = None) -> Embedder | None:
     if not settings.embeddings_configured:
         return None
     from bot.llm.embedding_cache import EmbeddingCache
     from bot.llm.openai_embedder import OpenAIEmbedder
 
     try:
-        cache = EmbeddingCache(settings.home / "embeddings.sqlite")
+        cache = (
+            stores.embedding_cache
+            if stores is not None
+            else EmbeddingCache(settings.home / "embeddings.sqlite")
+        )
     except OSError as exc:
         raise ConfigError(f"Cannot create the embedding cache in {settings.home}.") from exc
     return OpenAIEmbedder(

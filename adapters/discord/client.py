@@ -17,7 +17,7 @@ from adapters.discord.context import admin_role_warning
 from adapters.discord.feedback import NO_MENTIONS, VoteButton
 from adapters.discord.messages import MessageHandler
 from adapters.discord.slash import SlashCommands, register
-from adapters.discord.sync import CommandSync
+from adapters.discord.sync import STATE_NAME, WHAT, CommandSync
 from bot.core import Core
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,7 @@ class CodeciteClient(discord.Client):
         if self.application_id is None:
             log.warning("no application id after login; application commands not registered")
             return
-        await CommandSync(self.core.settings.home).sync(
+        await CommandSync(self.core.stores.command_hashes(STATE_NAME, WHAT)).sync(
             self.tree, self.application_id, self.core.config.discord.guild_ids
         )
 

@@ -2,7 +2,8 @@
 
 `tree.sync()` replaces every command of a target (global, or one guild) and is
 rate limited, so a restart must not repeat it: we keep a hash of each target's
-payload in the data directory and skip targets whose payload is unchanged.
+payload (`stores.command_hashes`, in SQLite homes `discord-commands.json`) and
+skip targets whose payload is unchanged.
 With guild ids configured, commands are registered per guild (available at
 once) and the global list is emptied; guilds dropped from the config are
 emptied too.
@@ -20,11 +21,14 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from bot.store.sqlite import set_aside
+from bot.store.base import CommandHashes
+from bot.store.command_hashes import JsonCommandHashes
 
 log = logging.getLogger(__name__)
 
-STATE_FILE = "discord-commands.json"
+STATE_NAME = "discord-commands"  # the store's name: `discord-commands.json` in a home
+STATE_FILE = f"{STATE_NAME}.json"
+WHAT = "Discord command list"
 GLOBAL = "global"
 
 
@@ -42,37 +46,19 @@ def _guild_of(key: str) -> int | None:
 
 
 class CommandSync:
-    """Hash-guarded `tree.sync()` per target, state kept in `home/discord-commands.json`."""
+    """Hash-guarded `tree.sync()` per target; hashes kept in a `CommandHashes` store (a data
+    directory given instead: its `discord-commands.json`)."""
 
-    def __init__(self, home: Path) -> None:
-        self._path = home / STATE_FILE
+    def __init__(self, hashes: CommandHashes | Path) -> None:
+        if isinstance(hashes, Path):
+            hashes = JsonCommandHashes(hashes / STATE_FILE, WHAT)
+        self._hashes = hashes
 
     def load(self, application_id: int) -> dict[str, str]:
-        try:
-            data = json.loads(self._path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        except ValueError:  # not JSON (or not UTF-8): kept aside, every target is synced again
-            set_aside(self._path, "Discord command list", "commands are registered again")
-            return {}
-        except OSError as exc:
-            log.warning("ignoring unreadable command sync state %s: %s", self._path, exc)
-            return {}
-        if not isinstance(data, dict) or data.get("application_id") != str(application_id):
-            return {}  # another bot (or none yet): everything must be registered afresh
-        hashes = data.get("hashes", {})
-        return {str(k): str(v) for k, v in hashes.items()} if isinstance(hashes, dict) else {}
+        return self._hashes.get(str(application_id))
 
     def save(self, application_id: int, hashes: dict[str, str]) -> None:
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self._path.with_suffix(".tmp")
-        body = {"application_id": str(application_id), "hashes": dict(sorted(hashes.items()))}
-        try:
-            tmp.write_text(json.dumps(body, indent=1), encoding="utf-8")
-            tmp.replace(self._path)  # atomic: a crash never leaves half a file
-        except OSError as exc:  # e.g. a full disk: the next start syncs again, that is all
-            log.warning("command sync state not saved to %s: %s", self._path, exc)
-            tmp.unlink(missing_ok=True)
+        self._hashes.set(str(application_id), hashes)
 
     async def sync(
         self,

@@ -82,7 +82,7 @@ def build_bot(core: Core, *, client: WebClient | None = None) -> SlackBot:
     except (SlackClientError, OSError) as exc:
         listeners.shutdown()
         raise ServiceUnavailable("Slack could not be reached; is the network up?") from exc
-    handlers = SlackHandlers(core, client, dedupe=EventDedupe.in_home(settings.home))
+    handlers = SlackHandlers(core, client, dedupe=EventDedupe(core.stores.claims))
     handlers.register(app)
     return SlackBot(app=app, handlers=handlers, listeners=listeners)
 

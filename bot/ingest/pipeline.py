@@ -36,8 +36,8 @@ from bot.ingest.secrets import scrub
 from bot.ingest.sources import Source, SourceFile, default_name, open_source
 from bot.llm.embeddings import Embedded, Embedder
 from bot.models import Chunk, FileDoc, FileEntry, RepoState, Span
+from bot.store.base import SymbolTable
 from bot.symbols.extract import analyze
-from bot.symbols.store import SymbolStore
 from bot.symbols.sync import SymbolSync
 
 log = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ class Ingestor:
         *,
         home: Path,
         embedder: Embedder | None = None,
-        symbols: SymbolStore | None = None,
+        symbols: SymbolTable | None = None,
     ) -> None:
         self._index = index
         self._embedder = embedder

@@ -10,32 +10,10 @@ started afresh (`bot.store.sqlite`), and no failure of the cache fails an ingest
 from __future__ import annotations
 
 import hashlib
-import logging
-import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
-from types import TracebackType
-from typing import TypeVar
 
-import numpy as np
+from bot.store.embeddings import FILENAME, EmbeddingCache  # the storage (`stores.embedding_cache`)
 
-from bot.errors import BotError, DiskFullError
-from bot.store.sqlite import SqliteFile
-
-log = logging.getLogger(__name__)
-
-T = TypeVar("T")
-
-FILENAME = "embeddings.sqlite"
-_REFILL = "vectors are fetched again as needed"
-_BATCH = 500  # keys per SELECT, well under SQLite's bound-parameter limit
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS vectors (
-    key TEXT PRIMARY KEY,
-    dim INTEGER NOT NULL,
-    vec BLOB NOT NULL
-) WITHOUT ROWID
-"""
+__all__ = ["FILENAME", "EmbeddingCache", "cache_key"]
 
 
 def cache_key(model: str, dimensions: int | None, text: str) -> str:
@@ -43,94 +21,3 @@ def cache_key(model: str, dimensions: int | None, text: str) -> str:
     dims = "" if dimensions is None else str(dimensions)
     payload = f"{model}\x00{dims}\x00{text}".encode("utf-8", "surrogatepass")
     return hashlib.sha256(payload).hexdigest()
-
-
-class EmbeddingCache:
-    """Thread-safe key -> vector store. Vectors are kept as little-endian float32."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        try:
-            self._file = SqliteFile(path, "embedding cache", _prepare, remedy=_REFILL)
-        except DiskFullError:
-            raise
-        except BotError as exc:  # e.g. an unwritable directory: the caller decides
-            raise OSError(f"{path}: {exc.detail or exc.user_message}") from exc
-
-    def __repr__(self) -> str:
-        return f"EmbeddingCache({str(self.path)!r})"
-
-    def get_many(self, keys: Iterable[str]) -> dict[str, list[float]]:
-        """The cached vectors among `keys` (missing keys are simply absent)."""
-        wanted = list(dict.fromkeys(keys))
-
-        def select_all(db: sqlite3.Connection) -> dict[str, list[float]]:
-            found: dict[str, list[float]] = {}
-            for start in range(0, len(wanted), _BATCH):
-                found.update(_select(db, wanted[start : start + _BATCH]))
-            return found
-
-        return self._quietly(select_all, {})
-
-    def put_many(self, items: Mapping[str, Sequence[float]]) -> None:
-        """Store vectors; an existing key is overwritten."""
-        rows = [(key, len(vec), _to_blob(vec)) for key, vec in items.items()]
-        if rows:
-            self._quietly(lambda db: _insert(db, rows), None)
-
-    def __len__(self) -> int:
-        return self._quietly(
-            lambda db: int(db.execute("SELECT count(*) FROM vectors").fetchone()[0]), 0
-        )
-
-    def close(self) -> None:
-        self._file.close()
-
-    def __enter__(self) -> EmbeddingCache:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def _quietly(self, op: Callable[[sqlite3.Connection], T], otherwise: T) -> T:
-        """The cache only saves work: a failure (a full disk, a lock) is logged, not raised."""
-        try:
-            return self._file.run(op)
-        except BotError as exc:
-            log.warning("embedding cache %s skipped: %s", self.path, exc.detail or exc.user_message)
-            return otherwise
-
-
-def _prepare(db: sqlite3.Connection) -> None:
-    db.execute(_SCHEMA)
-    # A garbage file fails here; damage deeper in the file surfaces in a later query and is
-    # handled there (a full integrity check would read every page).
-    db.execute("SELECT 1 FROM vectors LIMIT 1").fetchall()
-
-
-def _select(db: sqlite3.Connection, keys: Sequence[str]) -> Iterator[tuple[str, list[float]]]:
-    marks = ",".join("?" * len(keys))
-    sql = f"SELECT key, dim, vec FROM vectors WHERE key IN ({marks})"
-    for key, dim, blob in db.execute(sql, keys).fetchall():
-        vector = _from_blob(blob)
-        if len(vector) == dim:  # a torn row is a miss, not an error
-            yield key, vector
-
-
-def _insert(db: sqlite3.Connection, rows: list[tuple[str, int, bytes]]) -> None:
-    with db:
-        db.executemany("INSERT OR REPLACE INTO vectors (key, dim, vec) VALUES (?, ?, ?)", rows)
-
-
-def _to_blob(vector: Sequence[float]) -> bytes:
-    return np.asarray(vector, dtype="<f4").tobytes()
-
-
-def _from_blob(blob: bytes) -> list[float]:
-    values: list[float] = np.frombuffer(blob, dtype="<f4").astype(np.float64).tolist()
-    return values

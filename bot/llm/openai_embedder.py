@@ -25,7 +25,7 @@ import openai
 from openai import omit
 
 from bot.errors import ServiceUnavailable
-from bot.llm.embedding_cache import EmbeddingCache, cache_key
+from bot.llm.embedding_cache import cache_key
 from bot.llm.embeddings import Embedded, EmbeddedQuery
 from bot.llm.openai_chat import (
     classify_openai_error,
@@ -34,6 +34,7 @@ from bot.llm.openai_chat import (
     translate_openai_error,
 )
 from bot.runtime.retry import Retrier, RetryPolicy
+from bot.store.base import VectorCache
 from bot.text.counting import count_tokens, truncate_to_tokens
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,7 @@ class OpenAIEmbedder:
         api_key: str | None = None,
         base_url: str | None = None,
         dimensions: int | None = None,
-        cache: EmbeddingCache | None = None,
+        cache: VectorCache | None = None,
         timeout: float = 60.0,
         max_retries: int = 5,
         concurrency: int = 4,

@@ -10,16 +10,15 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar
 
 from bot.models import Answer, Citation
+from bot.store.records import FeedbackRow
 from bot.store.sqlite import SqliteFile
 
-T = TypeVar("T")
+__all__ = ["FeedbackRow", "FeedbackStore"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -33,33 +32,15 @@ CREATE TABLE IF NOT EXISTS votes (
 """
 
 
-@dataclass(frozen=True, slots=True)
-class FeedbackRow:
-    answer_id: str
-    platform: str
-    channel: str
-    question: str
-    answer: str
-    citations: tuple[str, ...]  # labels, e.g. "src/app.py:L3-L9"
-    voter: str
-    vote: int  # +1 or -1
-    at: datetime
-
-
 def _prepare(db: sqlite3.Connection) -> None:
     db.executescript(_SCHEMA)
 
 
 class FeedbackStore:
+    """`feedback.sqlite`: the `FeedbackRecords` part of the storage contract."""
+
     def __init__(self, path: Path) -> None:
         self._file = SqliteFile(path, "feedback store", _prepare, synchronous="FULL")
-
-    def _transaction(self, op: Callable[[sqlite3.Connection], T]) -> T:
-        def in_transaction(db: sqlite3.Connection) -> T:
-            with db:
-                return op(db)
-
-        return self._file.run(in_transaction)
 
     def record_answer(
         self, *, platform: str, channel: str, asker: str, question: str, answer: Answer
@@ -67,7 +48,7 @@ class FeedbackStore:
         answer_id = uuid.uuid4().hex[:16]
         cites = json.dumps([_cite_json(c) for c in answer.citations])
         row = (answer_id, platform, channel, asker, question, answer.text, cites, _now())
-        self._transaction(
+        self._file.write(
             lambda db: db.execute("INSERT INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
         )
         return answer_id
@@ -88,7 +69,7 @@ class FeedbackStore:
             )
             return True
 
-        return self._transaction(store)
+        return self._file.write(store)
 
     def list(self, limit: int = 100) -> list[FeedbackRow]:
         rows = self._file.run(
@@ -102,7 +83,7 @@ class FeedbackStore:
         return [_row(r) for r in rows]
 
     def close(self) -> None:
-        self._file.close()
+        self._file.close()  # idempotent
 
 
 def _cite_json(c: Citation) -> dict[str, object]:

@@ -1,4 +1,5 @@
 """A log of ingest runs per repository, for `status`: last run, its outcome, the next run.
+In SQLite (`runs.sqlite`), the `RunRecords` part of the storage contract (`bot.store.base`).
 
 Kept in the data directory so a standalone scheduler and the serving process
 (or the CLI) see the same history. A run is written when it starts
@@ -13,15 +14,19 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from bot.errors import BotError
-from bot.ingest.pipeline import IngestReport
+from bot.store.records import DONE, INTERRUPTED, RUNNING, Run
 from bot.store.sqlite import SqliteFile
 
+__all__ = ["DONE", "INTERRUPTED", "KEEP_PER_REPO", "RUNNING", "Run", "RunLog"]
+
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -37,7 +42,6 @@ CREATE INDEX IF NOT EXISTS runs_repo ON runs(repo, id);
 CREATE TABLE IF NOT EXISTS next_runs (repo TEXT PRIMARY KEY, at TEXT NOT NULL);
 """
 KEEP_PER_REPO = 200
-RUNNING, DONE, INTERRUPTED = "running", "done", "interrupted"
 _COLUMNS = (
     "repo, started_at, seconds, trigger, commit_sha, files_added, files_changed, files_removed, "
     "chunks_added, chunks_removed, embedded_inputs, embedding_tokens, error, "
@@ -49,91 +53,45 @@ _UPDATE = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Run:
-    repo: str
-    started_at: datetime
-    seconds: float
-    trigger: str  # schedule, webhook, command, cli
-    commit: str = ""
-    files_added: int = 0
-    files_changed: int = 0
-    files_removed: int = 0
-    chunks_added: int = 0
-    chunks_removed: int = 0
-    embedded_inputs: int = 0
-    embedding_tokens: int = 0
-    error: str = ""  # the user-facing sentence, "" when the run succeeded
-    embedding_tokens_saved: int = 0
-    state: str = DONE  # RUNNING until it ends; INTERRUPTED when its process died
+def _to_row(run: Run) -> tuple[object, ...]:
+    return (
+        run.repo,
+        run.started_at.isoformat(),
+        run.seconds,
+        run.trigger,
+        run.commit,
+        run.files_added,
+        run.files_changed,
+        run.files_removed,
+        run.chunks_added,
+        run.chunks_removed,
+        run.embedded_inputs,
+        run.embedding_tokens,
+        run.error,
+        run.embedding_tokens_saved,
+        run.state,
+    )
 
-    @property
-    def ok(self) -> bool:
-        return self.state == DONE and not self.error
 
-    def _row(self) -> tuple[object, ...]:
-        return (
-            self.repo,
-            self.started_at.isoformat(),
-            self.seconds,
-            self.trigger,
-            self.commit,
-            self.files_added,
-            self.files_changed,
-            self.files_removed,
-            self.chunks_added,
-            self.chunks_removed,
-            self.embedded_inputs,
-            self.embedding_tokens,
-            self.error,
-            self.embedding_tokens_saved,
-            self.state,
-        )
-
-    @classmethod
-    def _from_row(cls, row: Sequence[object]) -> Run:
-        counts = [int(str(v)) for v in row[5:12]]
-        return cls(
-            repo=str(row[0]),
-            started_at=datetime.fromisoformat(str(row[1])),
-            seconds=float(str(row[2])),
-            trigger=str(row[3]),
-            commit=str(row[4]),
-            files_added=counts[0],
-            files_changed=counts[1],
-            files_removed=counts[2],
-            chunks_added=counts[3],
-            chunks_removed=counts[4],
-            embedded_inputs=counts[5],
-            embedding_tokens=counts[6],
-            error=str(row[12]),
-            embedding_tokens_saved=int(str(row[13])),
-            state=str(row[14]),
-        )
-
-    @classmethod
-    def from_report(cls, report: IngestReport, started: datetime, trigger: str) -> Run:
-        return cls(
-            repo=report.repo,
-            started_at=started,
-            seconds=report.seconds,
-            trigger=trigger,
-            commit=report.commit,
-            files_added=report.files_added,
-            files_changed=report.files_changed,
-            files_removed=report.files_removed,
-            chunks_added=report.chunks_added,
-            chunks_removed=report.chunks_removed,
-            embedded_inputs=report.embedded_inputs,
-            embedding_tokens=report.embedding_tokens,
-            embedding_tokens_saved=report.embedding_tokens_saved,
-        )
-
-    @classmethod
-    def failed(
-        cls, repo: str, started: datetime, seconds: float, trigger: str, exc: BotError
-    ) -> Run:
-        return cls(repo, started, seconds, trigger, error=exc.user_message)
+def _from_row(row: Sequence[object]) -> Run:
+    counts = [int(str(v)) for v in row[5:12]]
+    return Run(
+        repo=str(row[0]),
+        started_at=datetime.fromisoformat(str(row[1])),
+        seconds=float(str(row[2])),
+        trigger=str(row[3]),
+        commit=str(row[4]),
+        files_added=counts[0],
+        files_changed=counts[1],
+        files_removed=counts[2],
+        chunks_added=counts[3],
+        chunks_removed=counts[4],
+        embedded_inputs=counts[5],
+        embedding_tokens=counts[6],
+        error=str(row[12]),
+        embedding_tokens_saved=int(str(row[13])),
+        state=str(row[14]),
+    )
 
 
 def _prepare(db: sqlite3.Connection) -> None:
@@ -152,34 +110,31 @@ class RunLog:
     def __init__(self, path: Path) -> None:
         self._file = SqliteFile(path, "run log", _prepare, synchronous="FULL")
 
-    def _write(self, op: Callable[[sqlite3.Connection], object]) -> None:
-        def in_transaction(db: sqlite3.Connection) -> None:
-            with db:
-                op(db)
-
+    def _write(self, op: Callable[[sqlite3.Connection], T]) -> T | None:
+        """`op` in one transaction; None (logged) when it could not be written."""
         try:
-            self._file.run(in_transaction)
+            return self._file.write(op)
         except BotError as exc:
             log.warning("the run log was not updated: %s", exc.user_message)
             log.info("run log write failed: %s", exc.detail)
+            return None
 
     def begin(self, repo: str, started: datetime, trigger: str) -> int | None:
         """Record a run that starts now; call it holding the repository's lock, so any run
         of `repo` still marked running was cut short. Returns the id for `finish`, or None
         when the log could not be written (logged; the run goes on)."""
-        ids: list[int] = []
 
-        def insert(db: sqlite3.Connection) -> None:
+        def insert(db: sqlite3.Connection) -> int:
             db.execute(
                 "UPDATE runs SET state = ? WHERE repo = ? AND state = ?",
                 (INTERRUPTED, repo, RUNNING),
             )
-            row = Run(repo, started, 0.0, trigger, state=RUNNING)._row()
-            ids.append(int(db.execute(_INSERT, row).lastrowid or 0))
+            row = _to_row(Run(repo, started, 0.0, trigger, state=RUNNING))
+            run_id = int(db.execute(_INSERT, row).lastrowid or 0)
             _trim(db, repo)
+            return run_id
 
-        self._write(insert)
-        return ids[-1] if ids else None
+        return self._write(insert)
 
     def finish(self, run_id: int | None, run: Run) -> None:
         """Complete the run `begin` returned `run_id` for with its outcome (or, when `begin`
@@ -187,13 +142,13 @@ class RunLog:
         if run_id is None:
             self.record(run)
             return
-        self._write(lambda db: db.execute(_UPDATE, (*run._row(), run_id)))
+        self._write(lambda db: db.execute(_UPDATE, (*_to_row(run), run_id)))
 
     def record(self, run: Run) -> None:
         """Record a whole run at once."""
 
         def insert(db: sqlite3.Connection) -> None:
-            db.execute(_INSERT, run._row())
+            db.execute(_INSERT, _to_row(run))
             _trim(db, run.repo)
 
         self._write(insert)
@@ -212,7 +167,7 @@ class RunLog:
                 (repo,),
             ).fetchone()
         )
-        return None if row is None else Run._from_row(row)
+        return None if row is None else _from_row(row)
 
     def embedding_totals(self, repo: str) -> tuple[int, int]:
         """(tokens sent, tokens saved by the cache) over the runs kept for `repo`."""
@@ -245,7 +200,7 @@ class RunLog:
         return datetime.fromisoformat(row[0]) if row else None
 
     def close(self) -> None:
-        self._file.close()
+        self._file.close()  # idempotent
 
 
 def _trim(db: sqlite3.Connection, repo: str) -> None:

@@ -1,17 +1,24 @@
-"""The small SQLite files codecite keeps (run log, feedback, event claims, caches): one way to
-open them, and damage that never stops the bot.
+"""The SQLite files codecite keeps (run log, feedback, event claims, caches, symbol table,
+Pinecone state): one way to open them, and damage that never stops the bot.
 
     file = SqliteFile(home / "runs.sqlite", "run log", prepare=create_tables)
     rows = file.run(lambda db: db.execute("SELECT ...").fetchall())
+    file.write(lambda db: db.execute("INSERT ..."))  # one BEGIN IMMEDIATE transaction
     file.close()
 
 `run` holds the file's lock around one operation. A file found damaged, at
 opening or by any later statement ("file is not a database", "database disk
 image is malformed"), is renamed `NAME.damaged-<UTC time>` (its -wal/-shm
-removed), a fresh one is started and the operation runs once more on it: a read
-finds nothing, a write lands in the new file. One warning says what happened
-(`SetAside.sentence`), and `notices()` keeps it for the `status` command (which
-also finds, by their names, files other processes set aside in the last week).
+removed; see `bot.store.aside`), a fresh one is started and the operation runs
+once more on it: a read finds nothing, a write lands in the new file. One
+warning says what happened (`SetAside.sentence`), and `notices()` keeps it for
+the `status` command (which also finds, by their names, files other processes
+set aside in the last week).
+
+A busy file (another process holds the write lock) is waited for: SQLite's
+busy timeout first, then, for an operation that can run again, a few more tries
+within the same time (a read transaction that must become a write cannot wait
+inside SQLite).
 
 After an unclean stop (a process that had the file open died without closing
 it, seen from the marker files `.NAME.open-<pid>-<n>` it left) the file gets
@@ -28,15 +35,30 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TypeVar
 
 from bot.errors import DiskFullError, StoreError
+from bot.store.aside import RECENT, SetAside, describe, notices, set_aside
 from bot.store.open_markers import OpenMarker
+
+__all__ = [
+    "RECENT",
+    "DamagedFile",
+    "SetAside",
+    "SqliteFile",
+    "describe",
+    "is_busy",
+    "is_damage",
+    "is_disk_full",
+    "notices",
+    "raise_if_disk_full",
+    "set_aside",
+    "store_error",
+]
 
 log = logging.getLogger(__name__)
 
@@ -44,79 +66,13 @@ T = TypeVar("T")
 Prepare = Callable[[sqlite3.Connection], None]
 
 _DAMAGE_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+_BUSY_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
+_BUSY_PAUSE = 0.05  # seconds between tries of an operation that met a busy file
 _NEARLY_FULL_BYTES = 256 * 1024  # an I/O error with less free than this is a full disk
-_SIDECARS = ("-wal", "-shm", "-journal")
-_KEEP_NOTICES = 50
-_ASIDE = ".damaged-"
-_STAMP = "%Y%m%dT%H%M%S.%fZ"
-RECENT = timedelta(days=7)  # how long `status` mentions a file set aside
 
 
 class DamagedFile(sqlite3.DatabaseError):
     """`PRAGMA quick_check` found a problem SQLite had not reported yet."""
-
-
-@dataclass(frozen=True, slots=True)
-class SetAside:
-    """One damaged file set aside, and the sentence that tells a user."""
-
-    what: str  # "run log"
-    path: Path
-    kept: Path
-    at: datetime
-    remedy: str = ""  # e.g. "the next reindex refills it"
-
-    def sentence(self) -> str:
-        then = f"; {self.remedy}" if self.remedy else ""
-        return (
-            f"The {self.what} was damaged and has been started afresh "
-            f"(kept as {self.kept.name}){then}."
-        )
-
-
-_notices: list[SetAside] = []
-_notices_lock = threading.Lock()
-
-
-_described: dict[str, tuple[str, str]] = {}  # file name -> (what, remedy), as stores say
-
-
-def describe(name: str, what: str, remedy: str = "") -> None:
-    """How to speak of the file `name` when another process is found to have set it aside."""
-    with _notices_lock:
-        _described[name] = (what, remedy)
-
-
-def notices(folders: Iterable[Path] = (), *, within: timedelta = RECENT) -> list[SetAside]:
-    """The files set aside in `folders`, by this process or (found on disk) by any other in
-    the last `within`; oldest first. No folders: what this process set aside anywhere."""
-    places = {folder.resolve() for folder in folders}
-    with _notices_lock:
-        found = {n.kept: n for n in _notices if not places or n.kept.parent.resolve() in places}
-        described = dict(_described)
-    since = datetime.now(UTC) - within
-    for folder in dict.fromkeys(folders):
-        for kept in folder.glob(f"*{_ASIDE}*"):
-            notice = _on_disk(kept, described)
-            if notice is not None and notice.at >= since:
-                found.setdefault(kept, notice)
-    return sorted(found.values(), key=lambda n: n.at)
-
-
-def _on_disk(kept: Path, described: dict[str, tuple[str, str]]) -> SetAside | None:
-    name, _, stamp = kept.name.rpartition(_ASIDE)
-    try:
-        at = datetime.strptime(stamp, _STAMP).replace(tzinfo=UTC)
-    except ValueError:
-        return None
-    what, remedy = described.get(name, (f"file {name}", ""))
-    return SetAside(what, kept.with_name(name), kept, at, remedy)
-
-
-def _remember(notice: SetAside) -> None:
-    with _notices_lock:
-        _notices.append(notice)
-        del _notices[:-_KEEP_NOTICES]
 
 
 def is_damage(exc: BaseException) -> bool:
@@ -128,6 +84,16 @@ def is_damage(exc: BaseException) -> bool:
         isinstance(exc, sqlite3.DatabaseError)
         and code is not None
         and code & 0xFF in (_DAMAGE_CODES)
+    )
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether `exc` says another connection holds the lock (worth trying again)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return (
+        isinstance(exc, sqlite3.OperationalError)
+        and code is not None
+        and (code & 0xFF in _BUSY_CODES)
     )
 
 
@@ -215,7 +181,37 @@ class SqliteFile:
             raise
 
     def run(self, op: Callable[[sqlite3.Connection], T]) -> T:
-        """`op(db)` under the lock; on damage the file is set aside and `op` runs on a new one."""
+        """`op(db)` under the lock; on damage the file is set aside and `op` runs on a new one;
+        on a busy file `op` is tried again until the busy timeout has passed once more."""
+        deadline = time.monotonic() + self._timeout
+        while True:
+            try:
+                return self._run_once(op)
+            except StoreError as exc:
+                busy = isinstance(exc.__cause__, BaseException) and is_busy(exc.__cause__)
+                if not busy or time.monotonic() >= deadline:
+                    raise
+            time.sleep(_BUSY_PAUSE)
+
+    def write(self, op: Callable[[sqlite3.Connection], T]) -> T:
+        """`op(db)` in one BEGIN IMMEDIATE transaction (the write lock taken first, so a
+        check and the write that follows it see one state); committed when `op` returns,
+        rolled back when it raises. Retried like `run`, so `op` must be safe to run again."""
+
+        def in_transaction(db: sqlite3.Connection) -> T:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                result = op(db)
+            except BaseException:
+                with suppress(sqlite3.Error):  # keep the error that got us here
+                    db.rollback()
+                raise
+            db.commit()
+            return result
+
+        return self.run(in_transaction)
+
+    def _run_once(self, op: Callable[[sqlite3.Connection], T]) -> T:
         with self._lock:
             try:
                 self._follow_replacement()
@@ -285,6 +281,7 @@ class SqliteFile:
         return db
 
     def close(self) -> None:
+        """Close the connection and remove this process's open marker; idempotent."""
         with self._lock:
             _close_quietly(self._db)
             self._marker.remove()
@@ -332,21 +329,6 @@ class SqliteFile:
         self.resets += 1
         if self._on_reset is not None:
             self._on_reset()
-
-
-def set_aside(path: Path, what: str, remedy: str = "") -> SetAside:
-    """Rename a damaged file `NAME.damaged-<UTC time>` (sidecars removed), warn once, and
-    remember it for `notices()`. Any kept file, not only SQLite, may go through here."""
-    now = datetime.now(UTC)
-    describe(path.name, what, remedy)
-    kept = path.with_name(f"{path.name}{_ASIDE}{now.strftime(_STAMP)}")
-    path.replace(kept)
-    for sidecar in _SIDECARS:
-        Path(f"{path}{sidecar}").unlink(missing_ok=True)
-    notice = SetAside(what, path, kept, now, remedy)
-    _remember(notice)
-    log.warning("%s", notice.sentence())
-    return notice
 
 
 def _quick_check(db: sqlite3.Connection, path: Path) -> None:

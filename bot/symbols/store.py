@@ -15,11 +15,12 @@ symbol, ends with it at a dot; references are recorded by their last segment
 and are looked up by it.
 
 Writes hold a lock and one transaction. Reads of a file use one connection per
-thread, inside a read transaction, so they run beside a write (WAL) and see one
-committed state. A damaged file, found at opening or by any read or write, is set
-aside and started afresh (`bot.store.sqlite`); the read or write that found it
-fails (StoreError: answers fall back to search), and the next ingest finds every
-file's symbols missing and refills the table. Other failures are StoreError.
+thread, inside a read transaction (`bot.store.snapshots`), so they run beside a
+write (WAL) and see one committed state. A damaged file, found at opening or by
+any read or write, is set aside and started afresh (`bot.store.sqlite`); the read
+or write that found it fails (StoreError: answers fall back to search), and the
+next ingest finds every file's symbols missing and refills the table. Other
+failures are StoreError.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from bot.errors import StoreError
-from bot.store.sqlite import SqliteFile, is_damage, store_error
+from bot.store.snapshots import SnapshotReaders
+from bot.store.sqlite import SqliteFile
 from bot.symbols import lookup, schema
 from bot.symbols.model import FileSymbols, RankedSymbol, SymbolDef, SymbolRef
 from bot.symbols.packed import PackedSymbols
@@ -59,15 +61,15 @@ class SymbolStore:
 
     def _setup(self) -> None:
         self._lock = threading.Lock()
-        self._local = threading.local()
-        self._readers: dict[threading.Thread, sqlite3.Connection] = {}
         self._ranked: dict[str, tuple[tuple[int, int], list[RankedSymbol]]] = {}
         self._closed = False
         self._file: SqliteFile | None = None
+        self._snapshots: SnapshotReaders | None = None
         if self._path is not None:
             self._file = SqliteFile(
                 self._path, "symbol table", schema.ensure_schema, remedy=_REFILL
             )
+            self._snapshots = SnapshotReaders(self._file)
             return
         try:
             self._db = schema.connect(":memory:")
@@ -227,9 +229,8 @@ class SymbolStore:
             if self._closed:
                 return
             self._closed = True
-            for db in self._readers.values():
-                db.close()
-            self._readers.clear()
+            if self._snapshots is not None:
+                self._snapshots.close()
             if self._file is not None:
                 self._file.close()
             else:
@@ -255,50 +256,12 @@ class SymbolStore:
 
     @contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
-        if self._file is None:
+        if self._snapshots is None:
             with self._lock, _read_errors():
                 yield self._db
             return
-        db = self._reader()
-        generation = self._local.generation
-        try:
-            if db.in_transaction:  # left open by a read that failed half-way
-                db.execute("ROLLBACK")
-            db.execute("BEGIN")  # one snapshot for every statement of this read
-            try:
-                yield db
-            finally:
-                if db.in_transaction:
-                    db.execute("COMMIT")
-        except (OSError, sqlite3.Error) as exc:
-            if is_damage(exc):  # set aside: this read fails, search answers, reindex refills
-                self._file.replace_damaged(exc, seen=generation)
-            raise store_error(exc, "The symbol table could not be read.", self._file.path) from exc
-
-    def _reader(self) -> sqlite3.Connection:
-        """This thread's read connection to the current file, opened on first use."""
-        file = self._file
-        assert file is not None
-        generation = file.follow()
-        mine: sqlite3.Connection | None = getattr(self._local, "db", None)
-        if mine is not None and self._local.generation == generation:
-            return mine
-        with self._lock:
-            if self._closed:
-                raise StoreError("The symbol table is closed.")
-            if mine is not None:  # the file was set aside since: read the new one
-                self._readers.pop(threading.current_thread(), mine).close()
-            for thread in [t for t in self._readers if not t.is_alive()]:
-                self._readers.pop(thread).close()  # its thread is gone: nobody else uses it
-            try:
-                db = file.connect()
-                db.isolation_level = None  # explicit BEGIN/COMMIT around each read
-                db.execute("PRAGMA query_only = 1")
-            except sqlite3.Error as exc:
-                raise store_error(exc, "The symbol table could not be read.", file.path) from exc
-            self._readers[threading.current_thread()] = db
-        self._local.db, self._local.generation = db, generation
-        return db
+        with self._snapshots.reading() as db:  # damage found here sets the file aside
+            yield db
 
 
 @contextmanager

@@ -27,9 +27,9 @@ from bot.errors import BotError
 from bot.ingest.secrets import scrub
 from bot.ingest.sources import Source, SourceFile
 from bot.models import FileEntry
+from bot.store.base import SymbolTable
 from bot.symbols.extract import extract_text
 from bot.symbols.packed import PackedSymbols
-from bot.symbols.store import SymbolStore
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ def symbols_key(file_key: str) -> str:
 class SymbolSync:
     """Symbol work for one ingest of `repo`; does nothing without a store."""
 
-    def __init__(self, store: SymbolStore | None, repo: str) -> None:
+    def __init__(self, store: SymbolTable | None, repo: str) -> None:
         self._store = store
         self._repo = repo
         self.found: list[tuple[str, str, PackedSymbols]] = []  # (path, key, symbols)

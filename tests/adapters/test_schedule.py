@@ -18,7 +18,7 @@ from adapters.webhook import WebhookServer, signature_ok
 from bot.config import FileConfig, RepoConfig, ScheduleConfig, Settings
 from bot.core import CLI, Core
 from bot.errors import ConfigError
-from bot.runtime.locks import RepositoryBusy, repo_lock
+from bot.store.locks import RepositoryBusy
 from tests.servers.openai_fake import FakeOpenAI
 from tests.support.shop import build_shop
 
@@ -160,7 +160,7 @@ def test_never_two_ingests_of_one_repository(remote):
     core = Core.from_settings(Settings(), _config(RepoConfig(name="shop", url=f"file://{bare}")))
     sched = _scheduler(core)
     try:
-        with repo_lock(core.settings.home, "shop", wait=0):
+        with core.stores.locks.hold("shop", wait=0):
             assert sched.run_repo("shop", "schedule") is None  # busy: skipped, not queued twice
             with pytest.raises(RepositoryBusy):
                 core.index_repo(f"file://{bare}", name="shop", wait=0)

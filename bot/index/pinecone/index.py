@@ -76,6 +76,7 @@ from bot.index.pinecone.sparse import SparseVector, query_tokens, token_index
 from bot.index.pinecone.state import CHUNK_LEVEL, FILE_LEVEL, PineconeState
 from bot.models import Chunk, FileEntry, FileHit, Hit, RepoState
 from bot.runtime.retry import Retrier
+from bot.store.base import PineconeStateRecords, StoreSet
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +91,7 @@ class PineconeIndex:
     def __init__(
         self,
         pc: Pinecone,
-        state_path: Path,
+        state: Path | PineconeStateRecords,
         *,
         index_name: str = "codecite",
         host: str | None = None,
@@ -113,16 +114,21 @@ class PineconeIndex:
         self._retrier = retrier
         self._workers = workers
         self._freshness_timeout = freshness_timeout
-        self._state = PineconeState(state_path)
+        self._state = PineconeState(state) if isinstance(state, Path) else state  # a path: SQLite
         self._data_client: PineconeData | None = None
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()  # one writer at a time, like a SQLite index
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, *, dimension: int | None = None, alpha: float = 0.5
+        cls,
+        settings: Settings,
+        *,
+        dimension: int | None = None,
+        alpha: float = 0.5,
+        stores: StoreSet | None = None,
     ) -> PineconeIndex:
-        """Build from the environment; no request is made until the index is used."""
+        """Build from the environment (state from `stores`, else SQLite); no request yet."""
         if settings.pinecone_api_key is None:
             raise ConfigError("CODECITE_INDEX=pinecone needs PINECONE_API_KEY.")
         pc = Pinecone(
@@ -132,7 +138,7 @@ class PineconeIndex:
         )
         return cls(
             pc,
-            settings.home / STATE_FILE,
+            stores.pinecone_state if stores is not None else settings.home / STATE_FILE,
             index_name=settings.pinecone_index,
             host=settings.pinecone_host,
             dimension=dimension,

@@ -28,8 +28,9 @@ from bot.index.pinecone.records import (
     id_batches,
     repo_state_from_metadata,
 )
-from bot.index.pinecone.state import ChunkRow, FileRow, PineconeState
 from bot.models import RepoState
+from bot.store.base import PineconeStateRecords
+from bot.store.records import ChunkRow, FileRow
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ class _Collected:
     languages: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
-def rebuild(data: PineconeData, state: PineconeState) -> None:
+def rebuild(data: PineconeData, state: PineconeStateRecords) -> None:
     ids = data.list_ids("")
     seen = _Collected()
     for batch in id_batches(ids, _SLICE):

@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 
+from bot.store.records import CorpusStats  # kept beside the index (`PineconeStateRecords`)
 from bot.text.tokens import iter_tokens, path_tokens
 
 MAX_NONZEROS = 1000  # Pinecone's cap on non-zero values in one sparse vector
@@ -67,14 +68,6 @@ class SparseVector:
     def dot(self, other: SparseVector) -> float:
         mine = dict(zip(self.indices, self.values, strict=True))
         return sum(mine.get(i, 0.0) * v for i, v in zip(other.indices, other.values, strict=True))
-
-
-@dataclass(frozen=True, slots=True)
-class CorpusStats:
-    """How many documents there are and, per token dimension, how many contain it."""
-
-    documents: int
-    df: Mapping[int, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,6 @@ from bot.config import FileConfig, Settings
 from bot.core import CLI, Core
 from bot.errors import StoreError
 from bot.llm.pricing import describe_cost, embedding_cost
-from bot.runtime.locks import repo_lock
 from bot.store.runs import INTERRUPTED, RUNNING, Run, RunLog
 from tests.support.shop import build_shop
 
@@ -95,7 +94,7 @@ def test_status_tells_a_live_run_from_an_interrupted_one(make_repo):
     core = Core.from_settings(Settings(), FileConfig())
     core.index_repo(str(repo.path), name="shop")
     core.runs.begin("shop", datetime.now(UTC), "schedule")  # a run nobody finishes
-    with repo_lock(core.settings.home, "shop"):  # ... while its process holds the lock
+    with core.stores.locks.hold("shop"):  # ... while its process holds the lock
         status = core.run_command("status", CLI).text
         assert "running now" in status and "interrupted" not in status
     status = core.run_command("status", CLI).text  # the lock is gone: the process died

@@ -11,6 +11,8 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -180,3 +182,84 @@ def test_an_unwritable_directory_is_a_store_error_not_damage(tmp_path: Path) -> 
     with pytest.raises(StoreError) as raised:
         SqliteFile(locked / "notes.sqlite", "note store", prepare)
     assert not isinstance(raised.value, DiskFullError)
+
+
+# -- busy files and write transactions -------------------------------------------------------
+
+
+def hold_write_lock(path: Path, seconds: float) -> threading.Thread:
+    """Another connection (as another process would) holds the write lock for `seconds`."""
+    held = threading.Event()
+
+    def hold() -> None:
+        db = sqlite3.connect(path, isolation_level=None)
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("INSERT INTO notes (body) VALUES ('theirs')")
+        held.set()
+        time.sleep(seconds)
+        db.execute("COMMIT")
+        db.close()
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    assert held.wait(10)
+    return thread
+
+
+def test_a_write_waits_for_another_writer_and_lands_after_it(tmp_path: Path) -> None:
+    path = tmp_path / "notes.sqlite"
+    file = SqliteFile(path, "note store", prepare, timeout=10)
+    holder = hold_write_lock(path, 0.3)
+    file.write(lambda db: db.execute("INSERT INTO notes (body) VALUES ('mine')"))
+    holder.join()
+    bodies = file.run(lambda db: [r[0] for r in db.execute("SELECT body FROM notes ORDER BY id")])
+    assert bodies == ["theirs", "mine"]
+    file.close()
+
+
+def test_a_write_lock_held_past_the_timeout_is_a_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "notes.sqlite"
+    file = SqliteFile(path, "note store", prepare, timeout=0.2)
+    holder = hold_write_lock(path, 1.5)
+    began = time.monotonic()
+    with pytest.raises(StoreError) as raised:
+        file.write(lambda db: db.execute("INSERT INTO notes (body) VALUES ('mine')"))
+    waited = time.monotonic() - began
+    holder.join()
+    assert raised.value.user_message == "The note store could not be read or written."
+    assert 0.2 <= waited < 1.5  # the timeout, not the holder, ended the wait
+    assert file.run(count) == 1 and not list(tmp_path.glob("*.damaged-*"))
+    file.close()
+
+
+def test_an_operation_refused_at_once_as_busy_is_tried_again(tmp_path: Path) -> None:
+    """SQLite refuses a read transaction's upgrade to a write at once (no busy wait):
+    the operation runs again, within the busy timeout."""
+    file = SqliteFile(tmp_path / "notes.sqlite", "note store", prepare, timeout=5)
+    tries: list[int] = []
+
+    def refused_once(db: sqlite3.Connection) -> int:
+        tries.append(1)
+        if len(tries) == 1:
+            busy = sqlite3.OperationalError("database is locked")
+            busy.sqlite_errorcode = sqlite3.SQLITE_BUSY  # type: ignore[attr-defined]
+            raise busy
+        db.execute("INSERT INTO notes (body) VALUES ('once')")
+        return count(db)
+
+    assert file.write(refused_once) == 1 and len(tries) == 2
+    file.close()
+
+
+def test_a_write_that_raises_leaves_nothing(tmp_path: Path) -> None:
+    file = SqliteFile(tmp_path / "notes.sqlite", "note store", prepare)
+
+    def half(db: sqlite3.Connection) -> None:
+        db.execute("INSERT INTO notes (body) VALUES ('half')")
+        raise ValueError("changed my mind")
+
+    with pytest.raises(ValueError):
+        file.write(half)
+    assert file.run(count) == 0
+    file.close()
+    file.close()  # closing twice is harmless

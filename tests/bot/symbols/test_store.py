@@ -401,24 +401,3 @@ def test_schema_module_knows_its_tables(tmp_path):
     assert {"files", "defs", "ref_names", "generations", "meta"} <= tables
     db.close()
     assert Path(tmp_path / "s.sqlite").exists()
-
-
-def test_readers_of_finished_threads_are_closed(tmp_path):
-    s = SymbolStore(tmp_path / "symbols.sqlite")
-    s.apply("shop", shop_files())
-    for _ in range(5):
-        t = threading.Thread(target=s.repos)
-        t.start()
-        t.join()
-    assert len(s._readers) == 1  # each new reader closes those of threads that ended
-    s.repos()
-    assert list(s._readers) == [threading.current_thread()]
-    s.close()
-
-
-def test_a_read_left_half_done_does_not_block_the_next(tmp_path):
-    s = SymbolStore(tmp_path / "symbols.sqlite")
-    s.apply("shop", shop_files())
-    s._reader().execute("BEGIN")  # as if a read had failed between BEGIN and COMMIT
-    assert set(s.blobs("shop")) >= {"shop/api.py"}
-    s.close()

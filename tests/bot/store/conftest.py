@@ -1,0 +1,36 @@
+"""Every contract test runs once per storage implementation (tests/support/stores.KINDS)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.store import StoreSet
+from tests.support.stores import KINDS, open_kind
+
+
+@pytest.fixture(params=KINDS)
+def kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def stores(kind: str, home: Path) -> Iterator[StoreSet]:
+    opened = open_kind(kind, home)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def other(kind: str, home: Path) -> Iterator[StoreSet]:
+    """The same stores as another process sees them (its own connections)."""
+    opened = open_kind(kind, home)
+    yield opened
+    opened.close()
