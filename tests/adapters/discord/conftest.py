@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from adapters.sections import PLATFORM_SECTIONS
 from bot.config import Settings, load_file_config
 from bot.core import Core
 from tests.adapters.discord.gateway import ADMIN_ROLE_ID, MAPPED_CHANNEL, THREAD_CHANNEL
@@ -51,7 +52,8 @@ def config_path(tmp_path: Path) -> Path:
 
 
 def build_core(repos: dict[str, Any], config_path: Path) -> Core:
-    core = Core.from_settings(Settings(), load_file_config(config_path))
+    config = load_file_config(config_path, PLATFORM_SECTIONS)
+    core = Core.from_settings(Settings(), config, platform_sections=PLATFORM_SECTIONS)
     for name, repo in repos.items():
         core.index_repo(str(repo.path), name=name)
     return core
