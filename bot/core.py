@@ -163,9 +163,6 @@ class Core:
         """A platform's own table of codecite.toml (`[<platform>]`), unparsed; {} when absent."""
         return self._config.platform_section(name)
 
-    def indexed_repos(self) -> list[RepoState]:
-        return self.index.repo_states()
-
     @property
     def embed_model(self) -> str:
         """The embedding model's name; "" when search is lexical only."""
@@ -284,33 +281,19 @@ class Core:
         return CommandResult("", answer=self.ask(argument, ctx))
 
     def _status_facts(self, ctx: Context) -> StatusFacts:
-        scope = self.scope_for(ctx)
-        states = [s for s in self.index.repo_states() if scope is None or s.name in scope]
-        indexed = {s.name for s in states}
-        pending = [
-            r.name
-            for r in self._config.repos
-            if r.name not in indexed and (scope is None or r.name in scope)
-        ]
+        settings = self._settings
         return StatusFacts(
-            states=states,
-            pending=pending,
+            scope=self.scope_for(ctx),  # first: a refusal reads nothing
+            indexed=self.index.repo_states(),
+            configured=[r.name for r in self._config.repos],
             model=self.llm.model if self.llm is not None else "",
             embed_model=self.embed_model,
-            index=self._settings.index,
-            symbol_commits=self._symbol_commits(),
+            index=settings.index,
+            symbols=self.symbols,
             runs=self.runs,
-            home=self._settings.home,
-            folders=(self._settings.home, self._settings.index_path.parent),
+            home=settings.home,
+            folders=(settings.home, settings.index_path.parent),
         )
-
-    def _symbol_commits(self) -> dict[str, str] | None:
-        if self.symbols is None:
-            return None
-        try:
-            return self.symbols.commits()
-        except BotError:
-            return None  # an unreadable table is reported where it is used
 
     # -- ingest ------------------------------------------------------------------------------
 

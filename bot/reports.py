@@ -7,7 +7,7 @@ the command table in `bot.commands`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,31 +18,37 @@ from bot.models import RepoState, ago
 from bot.runtime.locks import repo_busy
 from bot.store.runs import DONE, RUNNING, Run, RunLog
 from bot.store.sqlite import notices
+from bot.symbols.store import SymbolStore
 
 
 @dataclass(frozen=True, slots=True)
 class StatusFacts:
-    """What `status` reports, gathered by the core."""
+    """What `status` reports on, handed over by the core as plain values and stores."""
 
-    states: Sequence[RepoState]  # indexed repositories in scope
-    pending: Sequence[str]  # configured repositories in scope, not indexed yet
+    indexed: Sequence[RepoState]  # every indexed repository
+    configured: Sequence[str]  # repositories named in codecite.toml
+    scope: frozenset[str] | None  # what the asker may see; None = everything
     model: str  # chat model, "" for extractive answers
     embed_model: str  # "" for lexical search only
     index: str  # "local" or "pinecone"
-    symbol_commits: Mapping[str, str] | None  # None: no (readable) symbol table
+    symbols: SymbolStore | None  # None: no symbol table could be opened
     runs: RunLog
     home: Path
     folders: Iterable[Path]  # where damaged files may have been set aside
 
 
 def status_text(facts: StatusFacts) -> str:
+    scope = facts.scope
+    states = [s for s in facts.indexed if scope is None or s.name in scope]
+    indexed = {s.name for s in states}
+    pending = [n for n in facts.configured if n not in indexed and (scope is None or n in scope)]
     model = facts.model or "none (extractive answers)"
     embed = facts.embed_model or "none (lexical search)"
     lines = [f"Model: {model}; embeddings: {embed}; index: {facts.index}"]
-    if not facts.states and not facts.pending:
+    if not states and not pending:
         lines.append("Nothing is indexed here yet.")
-    symbol_commits = facts.symbol_commits
-    for s in facts.states:
+    symbol_commits = _symbol_commits(facts.symbols)
+    for s in states:
         lines.append(f"• {s.freshness().describe()} — {s.files:,} files, {s.chunks:,} chunks")
         if symbol_commits is not None and symbol_commits.get(s.name) != s.commit:
             lines.append(
@@ -50,11 +56,20 @@ def status_text(facts: StatusFacts) -> str:
                 "it was rebuilt); exact symbol answers use search until the next ingest"
             )
         lines.extend(_run_lines(facts, s.name))
-    for name in facts.pending:  # configured, but no run has succeeded yet
+    for name in pending:  # configured, but no run has succeeded yet
         lines.append(f"• {name}: not indexed yet")
         lines.extend(_run_lines(facts, name))
     lines += [notice.sentence() for notice in notices(facts.folders)]  # last: reads may find one
     return "\n".join(lines)
+
+
+def _symbol_commits(symbols: SymbolStore | None) -> dict[str, str] | None:
+    if symbols is None:
+        return None
+    try:
+        return symbols.commits()
+    except BotError:
+        return None  # an unreadable table is reported where it is used
 
 
 def _run_lines(facts: StatusFacts, repo: str) -> list[str]:
