@@ -297,11 +297,12 @@ class Core:
 
     # -- ingest ------------------------------------------------------------------------------
 
-    def reindex(self, repo: str | None, ctx: Context) -> Future[str]:
+    def reindex(self, repo: str | None, ctx: Context, *, inline: bool = False) -> Future[str]:
         """Re-ingest one repository in ctx's scope (or all of them), on the ingest line.
 
         Refusals (not an admin, a repository not available here) raise at once;
-        the report of the runs is the future's result.
+        the report of the runs is the future's result. `inline`: in this thread
+        (`codecite reindex`, which waits and must stay interruptible).
         """
         if not ctx.is_admin:
             raise PermissionDenied()
@@ -312,7 +313,7 @@ class Core:
             if not targets or (scope is not None and repo not in scope):
                 raise ScopeError(f"There is no repository named {repo!r} here.")
         targets = [t for t in targets if scope is None or t.name in scope]
-        jobs = self._ingest.submit(targets, trigger=f"{ctx.platform} command")
+        jobs = self._ingest.submit(targets, trigger=f"{ctx.platform} command", inline=inline)
         return then(jobs, reindex_text)
 
     def reindex_repo(

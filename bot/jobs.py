@@ -84,13 +84,20 @@ class IngestLine:
         trigger: str,
         quick: bool = False,
         wait: float | None = None,
+        inline: bool = False,
     ) -> Future[list[Outcome]]:
         """Re-ingest `targets` in order on the line; each outcome is a report or a BotError.
 
         A BotError of one repository does not stop the others; any other exception
         (a bug) fails the future. `wait` and `quick` are those of `index_repo`.
+        `inline`: run in the calling thread instead, for a caller that waits anyway
+        and must stay interruptible (Ctrl-C at the terminal stops the ingest).
         """
-        return self._pool.submit(self._run, tuple(targets), trigger, quick, wait)
+        if not inline:
+            return self._pool.submit(self._run, tuple(targets), trigger, quick, wait)
+        done: Future[list[Outcome]] = Future()
+        done.set_result(self._run(tuple(targets), trigger, quick, wait))
+        return done
 
     def _run(
         self, targets: tuple[Target, ...], trigger: str, quick: bool, wait: float | None

@@ -10,6 +10,7 @@ import sys
 from typing import TextIO
 
 from rich.console import Console
+from rich.markup import escape
 
 from adapters.cli.render import print_answer
 from adapters.common.errors import user_facing
@@ -37,7 +38,7 @@ def run_chat(
     source = stdin or sys.stdin
     interactive = source.isatty()
     if interactive:
-        console.print(f"[bold]codecite[/bold] — {HELP}")
+        console.print(f"[bold]codecite[/bold] — {escape(HELP)}")  # `[repo]` is text
     history: list[Turn] = []
     while True:
         if interactive:
@@ -74,15 +75,15 @@ def run_chat(
 def _command(core: Core, console: Console, line: str) -> None:
     command = parse(line)
     if command.spec is ASK or not line.strip():  # `/ask` and unknown words: the help line
-        console.print(HELP, highlight=False)
+        console.print(HELP, highlight=False, markup=False)
         return
     try:
         result = core.run_command(command, CLI, CHAT)
         text = result.final_text()  # a reindex: the terminal waits for its report
     except BotError as exc:
-        console.print(exc.user_message, highlight=False)
+        console.print(exc.user_message, highlight=False, markup=False)
         return
     if result.answer is not None:
         print_answer(console, result.answer)
     else:
-        console.print(text or HELP, highlight=False)
+        console.print(text or HELP, highlight=False, markup=False)

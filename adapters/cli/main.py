@@ -165,17 +165,17 @@ def cmd_map(core: Core, args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_status(core: Core, args: argparse.Namespace, console: Console) -> int:
-    console.print(core.run_command("status", CLI, TERMINAL).text, highlight=False)
+    console.print(core.run_command("status", CLI, TERMINAL).text, highlight=False, markup=False)
     return 0
 
 
 def cmd_repos(core: Core, args: argparse.Namespace, console: Console) -> int:
-    console.print(core.run_command("repos", CLI, TERMINAL).text, highlight=False)
+    console.print(core.run_command("repos", CLI, TERMINAL).text, highlight=False, markup=False)
     return 0
 
 
 def cmd_reindex(core: Core, args: argparse.Namespace, console: Console) -> int:
-    console.print(core.reindex(args.repo, CLI).result(), highlight=False)
+    console.print(core.reindex(args.repo, CLI, inline=True).result(), highlight=False, markup=False)
     return 0
 
 
