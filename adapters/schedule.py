@@ -22,7 +22,7 @@ from apscheduler.schedulers.base import BaseScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from bot.config import FileConfig, RepoConfig, load_file_config
+from bot.config import FileConfig, RepoConfig
 from bot.core import Core
 from bot.errors import BotError, ConfigError
 from bot.ingest.pipeline import IngestReport
@@ -83,7 +83,6 @@ class IngestScheduler:
 
     def __init__(self, core: Core, *, scheduler: BaseScheduler | None = None) -> None:
         self.core = core
-        self.runs = core.runs
         config = core.config.schedule
         self._tz = zone(config.timezone)
         self.scheduler = scheduler or BackgroundScheduler(timezone=self._tz)
@@ -119,12 +118,11 @@ class IngestScheduler:
                     self._full_run.add(name)  # e.g. new include/exclude rules
                 self._add(repo, config)
         self._configured = dict(wanted)
-        self.core.config = config
+        self.core.use_config(config)
 
     def sync_config(self) -> None:
-        path = self.core.settings.resolved_config_path()
         try:
-            config = load_file_config(path)
+            config = self.core.load_config()
         except ConfigError as exc:
             log.error("codecite.toml not applied: %s", exc.user_message)
             return
@@ -153,7 +151,7 @@ class IngestScheduler:
         job = self.scheduler.get_job(JOB_PREFIX + name)
         if job is not None:
             job.remove()
-        self.runs.set_next_run(name, None)
+        self.core.note_next_run(name, None)
         # The repository left the configuration: stop answering from it.
         self.core.forget_repo(name)
         log.info("removed %s from the schedule and the index", name)
@@ -161,27 +159,22 @@ class IngestScheduler:
     # -- running -----------------------------------------------------------------------------
 
     def run_repo(self, name: str, trigger: str) -> IngestReport | None:
-        """One run: ingest what changed; failures are logged and recorded, never raised."""
-        repo = self._configured.get(name)
-        if repo is None:
+        """One run: ingest what changed; failures are logged and recorded, never raised.
+
+        The run goes through `Core.reindex_repo`, the entry the chat `reindex` uses
+        too; push webhooks reach it by bringing this job forward (`trigger_now`).
+        """
+        if name not in self._configured:
             log.warning("no configured repository named %s", name)
             return None
         quick = name not in self._full_run
-        try:
-            report = self.core.index_repo(
-                repo.location,
-                name=name,
-                branch=repo.branch or None,
-                trigger=trigger,
-                wait=0.0,
-                quick=quick,
-            )
-            self._full_run.discard(name)
-            return report
-        except RepositoryBusy:
-            log.info("skipped %s: an ingest of it is already running", name)
-        except BotError as exc:
-            log.warning("ingest of %s failed: %s", name, exc.detail or exc.user_message)
+        runs = self.core.reindex_repo(name, trigger=trigger, wait=0.0, quick=quick).result()
+        for _, outcome in runs:
+            if isinstance(outcome, RepositoryBusy):
+                log.info("skipped %s: an ingest of it is already running", name)
+            elif not isinstance(outcome, BotError):  # failures were logged by the ingest line
+                self._full_run.discard(name)
+                return outcome
         return None
 
     def trigger_now(self, name: str) -> bool:
@@ -209,13 +202,13 @@ class IngestScheduler:
             exc: Any = getattr(event, "exception", None)
             log.error("scheduled ingest of %s crashed", name, exc_info=exc)
         job = self.scheduler.get_job(job_id)
-        self.runs.set_next_run(name, job.next_run_time if job is not None else None)
+        self.core.note_next_run(name, job.next_run_time if job is not None else None)
 
     def start(self, *, paused: bool = False) -> None:
         self.scheduler.start(paused=paused)
         for name in self._configured:
             job = self.scheduler.get_job(JOB_PREFIX + name)
-            self.runs.set_next_run(name, job.next_run_time if job is not None else None)
+            self.core.note_next_run(name, job.next_run_time if job is not None else None)
 
     def shutdown(self) -> None:
         if self.scheduler.running:

@@ -79,17 +79,21 @@ def run_scheduler(core: Core, *, webhook_port: int | None = None) -> int:
 
 
 def _adapters(core: Core, slack: bool, discord: bool) -> tuple[bool, bool]:
-    s = core.settings
+    from adapters.discord.settings import DiscordSettings
+    from adapters.slack.settings import SlackSettings
+
+    slack_token = SlackSettings.load().bot_token
+    discord_token = DiscordSettings.load().token
     if not slack and not discord:
-        slack = s.slack_bot_token is not None
-        discord = s.discord_token is not None
+        slack = slack_token is not None
+        discord = discord_token is not None
     if not slack and not discord:
         raise ConfigError(
             "Nothing to serve: set SLACK_BOT_TOKEN (Slack) or DISCORD_TOKEN (Discord)."
         )
-    if slack and s.slack_bot_token is None:
+    if slack and slack_token is None:
         raise ConfigError("SLACK_BOT_TOKEN is not set.")
-    if discord and s.discord_token is None:
+    if discord and discord_token is None:
         raise ConfigError("DISCORD_TOKEN is not set.")
     return slack, discord
 

@@ -201,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{args.questions} questions at once; workers={workers}, line={size}")
     questions = build_questions(args.corpus, args.questions, args.seed)
     for text in questions:  # warm the caches once, so both bursts start alike
-        core.ask(text, Context(platform="cli", user="warm-up"))
+        core.ask(text, Context(platform="cli", user="warm-up", unlimited=True))
 
     rows = {"idle": summarize(burst(core, questions, "idle", workers, size))}
     ingest = Ingest(core, args.ingest)

@@ -3,23 +3,25 @@
 Secrets and switches come from the environment (names fixed by the design);
 repositories, channel scopes, admins, schedules and limits come from the TOML
 file named by `CODECITE_CONFIG` (or `codecite.toml` in the data directory).
-Everything is validated once, at start.
+Everything is validated once, at start. A chat platform's own settings (its
+tokens, its own table) live in its adapter: `adapters/<platform>/settings.py`.
 """
 
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AliasChoices,
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SecretStr,
     ValidationError,
-    field_validator,
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -70,29 +72,6 @@ class LimitsConfig(_Strict):
     workers: int = 4
 
 
-class DiscordConfig(_Strict):
-    """`admin_role` is a role id: it counts only in the servers listed in `guild_ids`.
-
-    Role names are refused: anyone can create a role with any name in a server of
-    their own. Without `guild_ids` no role grants anything (only `admins` do).
-    """
-
-    guild_ids: tuple[int, ...] = ()
-    admin_role: str = ""
-
-    @field_validator("admin_role", mode="before")
-    @classmethod
-    def _role_id(cls, value: object) -> object:
-        if isinstance(value, int) and not isinstance(value, bool):
-            value = str(value)  # `admin_role = 987654321098765432` is fine too
-        if isinstance(value, str) and value.strip() and not value.strip().isdigit():
-            raise ValueError(
-                "must be a role id (Server Settings > Roles > right-click > Copy Role ID), "
-                "not a role name"
-            )
-        return value.strip() if isinstance(value, str) else value
-
-
 class FileConfig(_Strict):
     """The contents of codecite.toml."""
 
@@ -104,10 +83,20 @@ class FileConfig(_Strict):
     answer_bots: bool = False
     schedule: ScheduleConfig = ScheduleConfig()
     limits: LimitsConfig = LimitsConfig()
-    discord: DiscordConfig = DiscordConfig()
+    # Tables that belong to a chat platform kept unparsed for its adapter.
+    _platforms: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
 
     def repo(self, name: str) -> RepoConfig | None:
         return next((r for r in self.repos if r.name == name), None)
+
+    def platform_section(self, name: str) -> dict[str, Any]:
+        """A platform's table as written in codecite.toml; {} when there is none."""
+        return dict(self._platforms.get(name, {}))
+
+    def with_platform_sections(self, sections: Mapping[str, dict[str, Any]]) -> FileConfig:
+        config = self.model_copy()
+        config._platforms = {name: dict(table) for name, table in sections.items()}
+        return config
 
 
 def _env(*names: str) -> AliasChoices:
@@ -145,25 +134,6 @@ class Settings(BaseSettings):
     pinecone_timeout: Annotated[
         float, Field(validation_alias=_env("CODECITE_PINECONE_TIMEOUT"), gt=0)
     ] = 30.0
-    slack_bot_token: Annotated[
-        SecretStr | None, Field(validation_alias=_env("SLACK_BOT_TOKEN"))
-    ] = None
-    slack_app_token: Annotated[
-        SecretStr | None, Field(validation_alias=_env("SLACK_APP_TOKEN"))
-    ] = None
-    slack_signing_secret: Annotated[
-        SecretStr | None, Field(validation_alias=_env("SLACK_SIGNING_SECRET"))
-    ] = None
-    slack_api_url: Annotated[str | None, Field(validation_alias=_env("CODECITE_SLACK_API_URL"))] = (
-        None
-    )
-    discord_token: Annotated[SecretStr | None, Field(validation_alias=_env("DISCORD_TOKEN"))] = None
-    discord_message_content: Annotated[
-        bool, Field(validation_alias=_env("CODECITE_DISCORD_MESSAGE_CONTENT"))
-    ] = False
-    discord_api_url: Annotated[
-        str | None, Field(validation_alias=_env("CODECITE_DISCORD_API_URL"))
-    ] = None
     github_token: Annotated[SecretStr | None, Field(validation_alias=_env("GITHUB_TOKEN"))] = None
     webhook_secret: Annotated[
         SecretStr | None, Field(validation_alias=_env("CODECITE_WEBHOOK_SECRET"))
@@ -227,8 +197,14 @@ def load_settings() -> Settings:
         raise ConfigError(f"Invalid environment setting: {names}.") from exc
 
 
-def load_file_config(path: Path | None) -> FileConfig:
-    """Read codecite.toml; no file means the defaults (every repository in scope everywhere)."""
+def load_file_config(path: Path | None, platform_sections: Collection[str] = ()) -> FileConfig:
+    """Read codecite.toml; no file means the defaults (every repository in scope everywhere).
+
+    `platform_sections` names the tables the chat adapters of this install read
+    (`[<platform>]`): each is kept unparsed for its adapter, which validates it
+    strictly when it starts. Any other unknown key is an error, so a typo
+    (`[discrod]`, `admin = [...]`) is caught here, at start.
+    """
     if path is None:
         return FileConfig()
     try:
@@ -243,8 +219,16 @@ def load_file_config(path: Path | None) -> FileConfig:
         data["channels"] = {
             k: {"repos": v} if isinstance(v, list) else v for k, v in channels.items()
         }
+    sections: dict[str, dict[str, Any]] = {}
+    for name in platform_sections:
+        table = data.pop(name, None)
+        if table is None:
+            continue
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: {name}: must be a table ([{name}])")
+        sections[name] = table
     try:
-        config = FileConfig.model_validate(data)
+        config = FileConfig.model_validate(data).with_platform_sections(sections)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ()))

@@ -1,101 +1,64 @@
 """The shared core every adapter calls: answer a question within a scope, and the commands.
 
-Nothing here knows which chat platform asked. Adapters build a `Context`,
-call `ask` or `run_command`, and render what comes back; every failure is a
-`BotError` with a sentence fit for the user.
+Nothing here knows which chat platform asked. Adapters build a `Context` (who
+asks, from where, what they may do), call `ask`, `run_command` or `reindex`,
+and render what comes back; every failure is a `BotError` with a sentence fit
+for the user. The work lives in the layers below: answers in `bot.answer`,
+scope rules in `bot.scope`, re-ingest jobs in `bot.jobs`, command text in
+`bot.commands` and `bot.reports`.
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Literal
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import replace
+from datetime import datetime
+from typing import Any, TypeVar
 
-from bot.answer.citations import resolve_citations
-from bot.answer.extractive import extractive_answer
-from bot.answer.prompts import NOT_ANSWERED, build_messages
-from bot.answer.safety import make_safe
-from bot.answer.symbol_answer import facts_block, map_answer, missing_note, symbol_answer
+from bot import commands
+from bot.answer.compose import Composer
+from bot.commands import PLAIN, Command, CommandResult, Syntax
 from bot.config import ChannelConfig, FileConfig, Settings, load_file_config, load_settings
-from bot.errors import BotError, NotIndexedError, PermissionDenied, QuestionError, ScopeError
+from bot.context import CLI, Context
+from bot.errors import BotError, PermissionDenied, ScopeError
 from bot.index.base import Index
-from bot.ingest.hosting import permalink
-from bot.ingest.pipeline import IngestOptions, Ingestor, IngestReport, Progress
-from bot.ingest.sources import default_name
+from bot.index.setup import prepare_index
+from bot.ingest.pipeline import IngestReport, Progress
+from bot.jobs import IngestLine, Outcome, then
 from bot.llm.chat import LLM
 from bot.llm.embeddings import Embedder
-from bot.models import (
-    Answer,
-    AnswerMode,
-    Citation,
-    Freshness,
-    Hit,
-    Question,
-    RepoState,
-    Turn,
-    Usage,
-)
-from bot.reports import help_text, reindex_text, repos_text, status_text
+from bot.models import Answer, Hit, Question, RepoState, Turn
+from bot.reports import StatusFacts, reindex_text, repos_text, status_text
 from bot.retrieval.hyde import HydeExpander
 from bot.retrieval.prune import Pruner
-from bot.retrieval.retriever import Retrieval, Retriever, Source
+from bot.retrieval.retriever import Retriever
 from bot.runtime.limits import Limiter
-from bot.runtime.queue import AnswerQueue
+from bot.runtime.queue import AnswerQueue, Ticket
+from bot.scope import narrowed, scope_for, states_in_scope, validated
 from bot.store import StoreSet
 from bot.store.base import FeedbackRecords, SymbolTable
-from bot.store.runs import Run
+from bot.store.records import FeedbackRow
 from bot.wiring import make_embedder, make_index, make_llm, make_stores, make_symbols
+
+__all__ = ["CLI", "CommandResult", "Context", "Core"]
 
 log = logging.getLogger(__name__)
 
-
-Audience = Literal["internal", "external", "unknown"]
-
-DM_REFUSED = "Direct messages to codecite are not enabled for you; ask in a channel."
-EXTERNAL_REFUSED = (
-    "This conversation includes people from other organisations, so codecite answers here "
-    "only if it is mapped in codecite.toml."
-)
-UNKNOWN_REFUSED = (
-    "codecite could not check who can read this conversation, so it answers here only if "
-    "it is mapped in codecite.toml; ask in a channel or in a direct message with codecite."
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Context:
-    """Who asks, and from where.
-
-    `is_dm`: a private conversation with the bot, one-to-one or a group DM (the DM
-    allowlist applies). `audience`: who can read the conversation: members of the
-    organisation only, people of other organisations too (a shared channel), or
-    unknown (the platform could not say); outside "internal" only an explicit mapping
-    of the conversation gives a scope. `roles`: role ids the asker holds in `guild`.
-    """
-
-    platform: str
-    user: str
-    channel: str = ""
-    guild: str = ""
-    is_dm: bool = False
-    roles: tuple[str, ...] = ()
-    audience: Audience = "internal"
-
-
-CLI = Context(platform="cli", user="local")
-
-
-@dataclass(frozen=True, slots=True)
-class CommandResult:
-    text: str
-    answer: Answer | None = None
-    ephemeral: bool = False
+T = TypeVar("T")
 
 
 class Core:
+    """The facade adapters talk to.
+
+    Adapters use its methods and the frozen values they return (`settings`,
+    `config`, answers, command results). The collaborators kept as attributes
+    (`index`, `symbols`, `feedback`, `runs`, `llm`, `embedder`, `retriever`) are
+    for tests, benchmarks and maintenance commands to inspect; a test checks that
+    no adapter reaches them.
+    """
+
     def __init__(
         self,
         settings: Settings,
@@ -110,8 +73,8 @@ class Core:
         symbols: SymbolTable | None = None,
         stores: StoreSet | None = None,
     ) -> None:
-        self.settings = settings
-        self.config = config
+        self._settings = settings
+        self._config = config
         self.index = index
         # runs, feedback, locks, claims, symbols...: opened on first use, closed with the Core
         self.stores = stores or make_stores(settings)
@@ -120,9 +83,7 @@ class Core:
         self.llm = llm
         self.embedder = embedder
         self.feedback = feedback or self.stores.feedback
-        self.expander = expander
-        self.pruner = pruner
-        self.retriever = Retriever(
+        retriever = Retriever(
             index,
             embedder,
             file_weight=settings.file_weight,
@@ -131,22 +92,40 @@ class Core:
             # the symbol table, when there is one, answers "where is X defined / who calls X"
             symbols=self.symbols,
         )
+        self._composer = Composer(
+            retriever, llm, pruner=pruner, max_tokens=settings.answer_max_tokens
+        )
         self.runs = self.stores.runs
-        self.limiter = Limiter(config.limits)
+        self._ingest = IngestLine(
+            settings,
+            index,
+            self.runs,
+            self.stores.locks,
+            lambda: self._config,
+            embedder=embedder,
+            symbols=self.symbols,
+        )
+        self._limiter = Limiter(config.limits)
         # One bounded line of answer work per process, shared by every adapter in it.
-        self.queue = AnswerQueue.from_config(config.limits)
+        self._queue = AnswerQueue.from_config(config.limits)
+        self._sections: tuple[str, ...] = ()
 
     @classmethod
     def from_settings(
-        cls, settings: Settings | None = None, config: FileConfig | None = None
+        cls,
+        settings: Settings | None = None,
+        config: FileConfig | None = None,
+        *,
+        platform_sections: Sequence[str] = (),
     ) -> Core:
+        """`platform_sections`: the codecite.toml tables the adapters of this process read."""
         settings = settings or load_settings()
         if config is None:
-            config = load_file_config(settings.resolved_config_path())
+            config = load_file_config(settings.resolved_config_path(), platform_sections)
         llm = make_llm(settings)
         prune_llm = make_llm(settings, model=settings.prune_model) if settings.prune else None
         stores = make_stores(settings)
-        return cls(
+        core = cls(
             settings,
             config,
             make_index(settings, stores),
@@ -156,6 +135,52 @@ class Core:
             pruner=Pruner(prune_llm) if prune_llm is not None else None,
             stores=stores,
         )
+        core._sections = tuple(platform_sections)
+        return core
+
+    @property
+    def retriever(self) -> Retriever:
+        return self._composer.retriever
+
+    @property
+    def pruner(self) -> Pruner | None:
+        return self._composer.pruner
+
+    # -- what adapters read ------------------------------------------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        """The environment settings (data directory, ports, webhook secret); a frozen value."""
+        return self._settings
+
+    @property
+    def config(self) -> FileConfig:
+        """codecite.toml as last applied; a frozen value (change it with `use_config`)."""
+        return self._config
+
+    def channel_config(self, channel: str) -> ChannelConfig | None:
+        return self._config.channels.get(channel) if channel else None
+
+    def is_listed_admin(self, user: str) -> bool:
+        """`user` is listed in codecite.toml's `admins` (ids of any platform)."""
+        return user in self._config.admins
+
+    def platform_section(self, name: str) -> Mapping[str, Any]:
+        """A platform's own table of codecite.toml (`[<platform>]`), unparsed; {} when absent."""
+        return self._config.platform_section(name)
+
+    @property
+    def embed_model(self) -> str:
+        """The embedding model's name; "" when search is lexical only."""
+        return self.embedder.model if self.embedder is not None else ""
+
+    def use_config(self, config: FileConfig) -> None:
+        """Answer and ingest by `config` from now on (the scheduler applies a changed file)."""
+        self._config = config
+
+    def load_config(self) -> FileConfig:
+        """Read codecite.toml again (ConfigError when it is invalid); nothing is applied."""
+        return load_file_config(self._settings.resolved_config_path(), self._sections)
 
     # -- questions ---------------------------------------------------------------------------
 
@@ -167,93 +192,47 @@ class Core:
         *,
         repos: frozenset[str] | None = None,
     ) -> Answer:
-        """Answer within ctx's scope, optionally narrowed to `repos` (which must lie inside it)."""
+        """Answer within ctx's scope, optionally narrowed to `repos` (which must lie inside it).
+
+        The answer is recorded for 👍/👎 feedback; its `answer_id` is "" when it could not be.
+        """
         question = Question(
-            text=self._validated(text),
-            scope=self._narrowed(self.scope_for(ctx), repos),
+            text=validated(text, self._config.limits.max_question_chars),
+            scope=narrowed(scope_for(self._config, ctx), repos),
             conversation=tuple(conversation),
             user=ctx.user,
             channel=ctx.channel,
         )
-        self.limiter.check(ctx)  # after validation and scope: a refusal costs no quota
-        return self.answer(question)
+        self._limiter.check(ctx)  # after validation and scope: a refusal costs no quota
+        answer = self.answer(question)
+        return replace(answer, answer_id=self._record(ctx, question.text, answer))
 
     def answer(self, question: Question) -> Answer:
-        started = time.perf_counter()
-        states = self._states_in_scope(question.scope)
-        repos = None if question.scope is None else frozenset(states)
-        retrieval = self.retriever.retrieve(_retrieval_text(question), repos)
-        answered_at = time.perf_counter()
-        link = _Permalinker(states)
-        text, citations, mode, usage = self._composed(question, retrieval, link)
-        text = make_safe(
-            text,
-            [c.url for c in citations],
-            "\n".join(s.text for s in retrieval.sources),
-        )
-        cited: set[str] = {c.repo for c in citations} or set(states)
-        timings = {
-            **retrieval.timings,
-            "answer": time.perf_counter() - answered_at,
-            "total": time.perf_counter() - started,
-        }
-        return Answer(
-            text=text,
-            citations=citations,
-            freshness=_freshness(states, cited),
-            usage=usage,
-            timings=timings,
-            mode=mode,
-        )
-
-    def _composed(
-        self, question: Question, retrieval: Retrieval, link: _Permalinker
-    ) -> tuple[str, tuple[Citation, ...], AnswerMode, Usage]:
-        """The answer text: exact from the symbol table, extractive, or the model's."""
-        usage = retrieval.usage
-        facts = retrieval.symbols
-        exact = facts is not None and facts.answerable
-        if exact and facts is not None and self.llm is None:
-            text, citations = symbol_answer(facts, retrieval.sources, link)
-            return text, citations, "extractive", usage
-        if not retrieval.sources and not exact:
-            return _noted(missing_note(facts), NOT_ANSWERED), (), "empty", usage
-        if self.llm is None:
-            terms = (*retrieval.analysis.terms, *retrieval.analysis.exact_terms)
-            text, citations = extractive_answer(terms, retrieval.sources, link)
-            return _noted(missing_note(facts), text), citations, "extractive", usage
-        sources = retrieval.sources
-        if self.pruner is not None:
-            sources, prune_usage = self.pruner.prune(question.text, sources)
-            usage = usage + prune_usage
-        messages = build_messages(
-            question.text, sources, question.conversation, facts=facts_block(facts, sources)
-        )
-        completion = self.llm.complete(messages, max_tokens=self.settings.answer_max_tokens)
-        text, citations = resolve_citations(completion.text, sources, link)
-        usage = usage + Usage(completion.prompt_tokens, completion.completion_tokens)
-        return text, citations, "llm", usage
+        """Answer a question whose scope is already decided (benchmarks, evaluation)."""
+        return self._composer.answer(question, self._states(question.scope))
 
     def repo_map(self, repo: str | None, ctx: Context) -> Answer:
         """The map of the repositories `ctx` may see (or of one of them): tree and key symbols."""
-        started = time.perf_counter()
-        scope = self._narrowed(self.scope_for(ctx), frozenset({repo}) if repo else None)
-        states = self._states_in_scope(scope)
-        maps = self.retriever.symbol_finder.mapper.maps(states.values())
-        text, citations = map_answer(maps, _Permalinker(states))
-        return Answer(
-            text=make_safe(text, [c.url for c in citations]),
-            citations=citations,
-            freshness=_freshness(states, set(states)),
-            timings={"total": time.perf_counter() - started},
-            mode="extractive",
-        )
+        scope = narrowed(scope_for(self._config, ctx), frozenset({repo}) if repo else None)
+        return self._composer.repo_map(self._states(scope))
 
-    def record_answer(self, ctx: Context, question: str, answer: Answer) -> str:
-        """Store a posted answer for 👍/👎 feedback; its id, or "" when it could not be stored.
+    def search(
+        self, text: str, ctx: Context, *, repos: frozenset[str] | None = None, top_k: int = 10
+    ) -> list[Hit]:
+        scope = narrowed(scope_for(self._config, ctx), repos)
+        in_scope = None if scope is None else frozenset(self._states(scope))
+        limit = self._config.limits.max_question_chars
+        return self._composer.retriever.search(validated(text, limit), in_scope, top_k=top_k)
 
-        Losing the vote buttons is better than losing the answer, so this never raises.
-        """
+    def scope_for(self, ctx: Context) -> frozenset[str] | None:
+        """The repositories `ctx` may see; None means every indexed repository."""
+        return scope_for(self._config, ctx)
+
+    def _states(self, scope: frozenset[str] | None) -> dict[str, RepoState]:
+        return states_in_scope(self.index.repo_states(), scope)
+
+    def _record(self, ctx: Context, question: str, answer: Answer) -> str:
+        """The answer's feedback id; "" when it could not be stored (an answer beats buttons)."""
         try:
             return self.feedback.record_answer(
                 platform=ctx.platform,
@@ -266,137 +245,93 @@ class Core:
             log.warning("answer not recorded for feedback: %s", exc.detail or exc.user_message)
             return ""
 
-    def search(
-        self, text: str, ctx: Context, *, repos: frozenset[str] | None = None, top_k: int = 10
-    ) -> list[Hit]:
-        scope = self._narrowed(self.scope_for(ctx), repos)
-        states = self._states_in_scope(scope)
-        in_scope = None if scope is None else frozenset(states)
-        return self.retriever.search(self._validated(text), in_scope, top_k=top_k)
+    def submit(self, work: Callable[[], T]) -> Ticket[T]:
+        """Queue answer work on the process's bounded line; RateLimited when it is full."""
+        return self._queue.submit(work)
 
-    @staticmethod
-    def _narrowed(
-        scope: frozenset[str] | None, repos: frozenset[str] | None
-    ) -> frozenset[str] | None:
-        if repos is None:
-            return scope
-        outside = sorted(repos - scope) if scope is not None else []
-        if outside:
-            raise ScopeError(f"The repository {outside[0]!r} is not available here.")
-        return repos
+    def record_vote(self, answer_id: str, voter: str, vote: int) -> bool:
+        """A 👍 (1) or 👎 (-1) on a recorded answer; False when that answer is not on record."""
+        return self.feedback.record_vote(answer_id, voter, vote)
 
-    def _validated(self, text: str) -> str:
-        text = text.strip()
-        if not text:
-            raise QuestionError("Please ask a question about the code, e.g. `where do we retry?`")
-        limit = self.config.limits.max_question_chars
-        if len(text) > limit:
-            raise QuestionError(
-                f"That question is too long ({len(text):,} characters; the limit is {limit:,})."
-            )
-        return text
-
-    def _states_in_scope(self, scope: frozenset[str] | None) -> dict[str, RepoState]:
-        states = {s.name: s for s in self.index.repo_states()}
-        if not states:
-            raise NotIndexedError()
-        if scope is None:
-            return states
-        in_scope = {name: states[name] for name in scope if name in states}
-        if not in_scope:
-            if scope and len(scope) == 1 and next(iter(scope)) not in states:
-                raise NotIndexedError(f"The repository {next(iter(scope))!r} is not indexed.")
-            raise NotIndexedError("None of the repositories available here is indexed yet.")
-        return in_scope
-
-    # -- scope and permissions ---------------------------------------------------------------
-
-    def scope_for(self, ctx: Context) -> frozenset[str] | None:
-        """The repositories `ctx` may see; None means every indexed repository.
-
-        An entry for the conversation's own id decides, whatever the conversation is
-        (a team that maps a group DM or a shared channel has chosen). Without one: a
-        conversation with outsiders, or of unknown kind, sees nothing; a DM needs the
-        asker on the DM allowlist; then the guild's entry, then the default scope.
-        """
-        channel = self.channel_config(ctx.channel)
-        if channel is not None:
-            return frozenset(channel.repos)
-        if ctx.audience == "external":
-            raise PermissionDenied(EXTERNAL_REFUSED)
-        if ctx.audience != "internal":
-            raise PermissionDenied(UNKNOWN_REFUSED)
-        allowlist = self.config.dm_allowlist
-        if ctx.is_dm and allowlist is not None and ctx.user not in allowlist:
-            raise PermissionDenied(DM_REFUSED)
-        guild = self.channel_config(ctx.guild) if ctx.guild else None
-        if guild is not None:
-            return frozenset(guild.repos)
-        if self.config.default_scope is not None:
-            return frozenset(self.config.default_scope)
-        return None
-
-    def channel_config(self, channel: str) -> ChannelConfig | None:
-        return self.config.channels.get(channel) if channel else None
-
-    def is_admin(self, ctx: Context) -> bool:
-        """The terminal, a user listed in `admins`, or a holder of the admin role id.
-
-        The role counts only in the servers listed in `discord.guild_ids`: a role
-        id is matched in the server it belongs to, never a name anyone could copy.
-        """
-        if ctx.platform == "cli":
-            return True  # whoever runs the CLI already has the data directory
-        if ctx.user in self.config.admins:
-            return True
-        discord = self.config.discord
-        in_configured_guild = ctx.guild.isdigit() and int(ctx.guild) in discord.guild_ids
-        return bool(discord.admin_role) and in_configured_guild and discord.admin_role in ctx.roles
+    def votes(self, limit: int = 100) -> list[FeedbackRow]:
+        return self.feedback.list(limit=limit)
 
     # -- commands ----------------------------------------------------------------------------
 
-    def run_command(self, line: str, ctx: Context) -> CommandResult:
-        word, _, rest = line.strip().partition(" ")
-        command = word.lower()
-        if command in ("", "help"):
-            return CommandResult(help_text(ctx.platform), ephemeral=True)
-        if command == "status":
-            return CommandResult(status_text(self, self.scope_for(ctx)), ephemeral=True)
-        if command == "repos":
-            return CommandResult(repos_text(self, self.scope_for(ctx)), ephemeral=True)
-        if command == "reindex":
-            return CommandResult(self.reindex(rest.strip() or None, ctx))
-        if command == "map":
-            return CommandResult("", answer=self.repo_map(rest.strip() or None, ctx))
-        question = rest if command == "ask" else line
-        return CommandResult("", answer=self.ask(question, ctx))
+    def run_command(
+        self, line: str | Command, ctx: Context, syntax: Syntax = PLAIN
+    ) -> CommandResult:
+        """A parsed command (or a line to parse); `syntax` writes the help of the asker's platform.
 
-    def reindex(self, repo: str | None, ctx: Context) -> str:
-        if not self.is_admin(ctx):
+        `reindex` does not run here: it is queued on the ingest line and its report
+        follows in `later`.
+        """
+        command = commands.parse(line) if isinstance(line, str) else line
+        spec, argument = command.spec, command.argument
+        if spec is commands.HELP:
+            return CommandResult(commands.help_text(syntax), ephemeral=True)
+        if spec is commands.STATUS:
+            return CommandResult(status_text(self._status_facts(ctx)), ephemeral=True)
+        if spec is commands.REPOS:
+            text = repos_text(self.index.repo_states(), self.scope_for(ctx))
+            return CommandResult(text, ephemeral=True)
+        if spec is commands.REINDEX:
+            return CommandResult("", later=self.reindex(argument or None, ctx))
+        if spec is commands.MAP:
+            answer = self.repo_map(argument or None, ctx)
+            line = f"{spec.name} {argument}".strip()
+            return CommandResult(
+                "", answer=replace(answer, answer_id=self._record(ctx, line, answer))
+            )
+        assert spec is commands.ASK
+        return CommandResult("", answer=self.ask(argument, ctx))
+
+    def _status_facts(self, ctx: Context) -> StatusFacts:
+        settings = self._settings
+        return StatusFacts(
+            scope=self.scope_for(ctx),  # first: a refusal reads nothing
+            indexed=self.index.repo_states(),
+            configured=[r.name for r in self._config.repos],
+            model=self.llm.model if self.llm is not None else "",
+            embed_model=self.embed_model,
+            index=settings.index,
+            symbols=self.symbols,
+            runs=self.runs,
+            locks=self.stores.locks,
+            folders=(settings.home, settings.index_path.parent),
+        )
+
+    # -- ingest ------------------------------------------------------------------------------
+
+    def reindex(self, repo: str | None, ctx: Context, *, inline: bool = False) -> Future[str]:
+        """Re-ingest one repository in ctx's scope (or all of them), on the ingest line.
+
+        Refusals (not an admin, a repository not available here) raise at once;
+        the report of the runs is the future's result. `inline`: in this thread
+        (`codecite reindex`, which waits and must stay interruptible).
+        """
+        if not ctx.is_admin:
             raise PermissionDenied()
-        targets = self._reindex_targets(repo, ctx)
-        results: list[tuple[str, IngestReport | BotError]] = []
-        for name, location, branch in targets:
-            try:
-                report = self.index_repo(
-                    location, name=name, branch=branch or None, trigger=f"{ctx.platform} command"
-                )
-                results.append((name, report))
-            except BotError as exc:
-                log.warning("reindex of %s failed: %s", name, exc.detail or exc.user_message)
-                results.append((name, exc))
-        return reindex_text(results)
-
-    def _reindex_targets(self, repo: str | None, ctx: Context) -> list[tuple[str, str, str]]:
-        configured = {r.name: (r.name, r.location, r.branch) for r in self.config.repos}
-        recorded = {s.name: (s.name, s.source, s.branch) for s in self.index.repo_states()}
-        known = {**recorded, **configured}
         scope = self.scope_for(ctx)
+        targets = self._ingest.targets()
         if repo is not None:
-            if repo not in known or (scope is not None and repo not in scope):
+            targets = [t for t in targets if t.name == repo]
+            if not targets or (scope is not None and repo not in scope):
                 raise ScopeError(f"There is no repository named {repo!r} here.")
-            return [known[repo]]
-        return [t for name, t in sorted(known.items()) if scope is None or name in scope]
+        targets = [t for t in targets if scope is None or t.name in scope]
+        jobs = self._ingest.submit(targets, trigger=f"{ctx.platform} command", inline=inline)
+        return then(jobs, reindex_text)
+
+    def reindex_repo(
+        self, name: str, *, trigger: str, quick: bool = False, wait: float | None = None
+    ) -> Future[list[Outcome]]:
+        """The entry for re-ingesting one known repository (the scheduler, push webhooks).
+
+        The same line as the chat `reindex`: never an answer worker. An unknown name
+        gives an empty list of outcomes.
+        """
+        targets = self._ingest.targets([name])
+        return self._ingest.submit(targets, trigger=trigger, quick=quick, wait=wait)
 
     def index_repo(
         self,
@@ -409,55 +344,20 @@ class Core:
         wait: float | None = None,
         quick: bool = False,
     ) -> IngestReport:
-        """Ingest what changed, holding the repository's lock; every run is logged for status.
-
-        `wait` bounds how long to wait for another ingest of the same repository
-        (None: as long as it takes; 0: give up at once with RepositoryBusy).
-        `quick` skips all work when the source's commit equals the indexed one.
-        """
-        name = name or default_name(location)
-        with self.stores.locks.hold(name, wait=wait):
-            started = datetime.now(UTC)
-            clock = time.monotonic()
-            run_id = self.runs.begin(name, started, trigger)  # best-effort, like every log write
-            try:
-                report = self._ingest(location, name, branch, progress, quick)
-            except BotError as exc:
-                seconds = time.monotonic() - clock
-                self.runs.finish(run_id, Run.failed(name, started, seconds, trigger, exc))
-                raise
-            except Exception:
-                # A bug, not bad input: status must still show that the run failed.
-                failure = BotError("The ingest failed unexpectedly; see the log.")
-                seconds = time.monotonic() - clock
-                self.runs.finish(run_id, Run.failed(name, started, seconds, trigger, failure))
-                raise
-            self.runs.finish(run_id, Run.from_report(report, started, trigger))
-        return report
-
-    def _ingest(
-        self,
-        location: str,
-        name: str,
-        branch: str | None,
-        progress: Progress | None,
-        quick: bool,
-    ) -> IngestReport:
-        configured = self.config.repo(name)
-        options = IngestOptions(
+        """Ingest `location` now, in this thread, under its lock (see `IngestLine.index_repo`)."""
+        return self._ingest.index_repo(
+            location,
             name=name,
-            branch=branch or (configured.branch if configured else None) or None,
-            include=configured.include if configured else (),
-            exclude=configured.exclude if configured else (),
-            token=self.settings.github_token.get_secret_value()
-            if self.settings.github_token
-            else None,
-            max_file_bytes=self.settings.max_file_bytes,
+            branch=branch,
+            progress=progress,
+            trigger=trigger,
+            wait=wait,
+            quick=quick,
         )
-        ingestor = Ingestor(
-            self.index, home=self.settings.home, embedder=self.embedder, symbols=self.symbols
-        )
-        return ingestor.ingest(location, options, progress, quick=quick)
+
+    def note_next_run(self, repo: str, at: datetime | None) -> None:
+        """When the scheduler will next re-ingest `repo` (shown by `status`)."""
+        self.runs.set_next_run(repo, at)
 
     def forget_repo(self, name: str) -> None:
         """Stop answering from a repository: drop it from the index and the symbol table."""
@@ -465,42 +365,17 @@ class Core:
         if self.symbols is not None:
             self.symbols.remove_repo(name)
 
+    def prepare_index(self, *, rebuild_state: bool = False) -> str:
+        """Create (or check) a remote index and say what it is; "" for the local index."""
+        dimension = self.embedder.dimensions if self.embedder is not None else None
+        return prepare_index(self.index, dimension, rebuild_state=rebuild_state)
+
     def close(self) -> None:
-        """Finish accepted answers, then release every store and client."""
-        self.queue.shutdown(wait=True)
+        """Finish accepted answers and ingests, then release every store and client."""
+        self._queue.shutdown(wait=True)
+        self._ingest.shutdown()
         resources = (self.llm, self.embedder, self.index, self.feedback, self.symbols, self.stores)
         for resource in resources:
             close = getattr(resource, "close", None)
             if close is not None:
                 close()
-
-
-class _Permalinker:
-    """Links a source at its repository's indexed commit ("" for local repositories)."""
-
-    def __init__(self, states: dict[str, RepoState]) -> None:
-        self._states = states
-
-    def __call__(self, source: Source) -> str:
-        state = self._states.get(source.repo)
-        if state is None:
-            return ""
-        return permalink(
-            state.web_url, state.commit, source.path, source.start_line, source.end_line
-        )
-
-
-def _retrieval_text(question: Question) -> str:
-    """A follow-up like "and who calls it?" needs the previous question to be searchable."""
-    previous = [t.text for t in question.conversation if t.role == "user"]
-    if previous and len(question.text) < 200:
-        return f"{question.text}\n{previous[-1][:500]}"
-    return question.text
-
-
-def _noted(note: str, text: str) -> str:
-    return f"{note} {text}" if note else text
-
-
-def _freshness(states: dict[str, RepoState], repos: set[str]) -> tuple[Freshness, ...]:
-    return tuple(states[name].freshness() for name in sorted(repos) if name in states)

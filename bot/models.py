@@ -238,3 +238,4 @@ class Answer:
     usage: Usage = Usage()
     timings: dict[str, float] = field(default_factory=dict)
     mode: AnswerMode = "llm"
+    answer_id: str = ""  # its record for 👍/👎 feedback; "" when it could not be stored

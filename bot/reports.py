@@ -1,64 +1,52 @@
-"""Text for the shared commands (help, status, repos, reindex), in plain markdown."""
+"""Text for the shared commands (status, repos, reindex), in plain markdown.
+
+Each function takes plain values (states, the run log, model names), never the
+Core, so the core can use them without an import loop. Help is generated from
+the command table in `bot.commands`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 from bot.errors import BotError
+from bot.ingest.pipeline import IngestReport
 from bot.llm.pricing import describe_cost
-from bot.models import ago
+from bot.models import RepoState, ago
+from bot.store.base import IngestLocks, RunRecords, SymbolTable
 from bot.store.runs import DONE, RUNNING, Run
 from bot.store.sqlite import notices
 
-if TYPE_CHECKING:
-    from bot.core import Core
-    from bot.ingest.pipeline import IngestReport
 
-_ASK = {
-    "slack": "mention me with a question, DM me, or use `/codecite ask <question>`",
-    "discord": "mention me with a question, DM me, or use `/ask`",
-    "cli": '`codecite ask "<question>"`, or `codecite chat` for a conversation',
-}
-_COMMAND = {"slack": "/codecite {}", "discord": "/{}", "cli": "codecite {}"}
+@dataclass(frozen=True, slots=True)
+class StatusFacts:
+    """What `status` reports on, handed over by the core as plain values and stores."""
 
-
-def help_text(platform: str = "slack") -> str:
-    """What codecite does and how to ask, in the syntax of the platform asking (markdown)."""
-    command = _COMMAND.get(platform, _COMMAND["slack"]).format
-    lines = [
-        "**codecite** answers questions about your code and cites the exact lines.",
-        f"• Ask: {_ASK.get(platform, _ASK['slack'])}",
-    ]
-    if platform != "cli":
-        lines.append("• Follow-ups: keep talking in the thread where I answered; I read the thread")
-    lines += [
-        f"• `{command('status')}`: what is indexed, at which commit, and how fresh",
-        f"• `{command('repos')}`: the repositories available here",
-        f"• `{command('map [repo]')}`: the directory tree and the most referenced symbols",
-        f"• `{command('reindex [repo]')}`: re-ingest now (admins only)",
-        f"• `{command('help')}`: this message",
-        'Good questions name things: "where do we retry failed webhooks?", '
-        '"what calls `charge_customer`?". "Where is `X` defined?", "who calls `X`?" and '
-        '"how is this project organised?" are answered exactly from the symbol table.',
-    ]
-    return "\n".join(lines)
+    indexed: Sequence[RepoState]  # every indexed repository
+    configured: Sequence[str]  # repositories named in codecite.toml
+    scope: frozenset[str] | None  # what the asker may see; None = everything
+    model: str  # chat model, "" for extractive answers
+    embed_model: str  # "" for lexical search only
+    index: str  # "local" or "pinecone"
+    symbols: SymbolTable | None  # None: no symbol table could be opened
+    runs: RunRecords
+    locks: IngestLocks
+    folders: Iterable[Path]  # where damaged files may have been set aside
 
 
-def status_text(core: Core, scope: frozenset[str] | None) -> str:
-    states = [s for s in core.index.repo_states() if scope is None or s.name in scope]
-    model = core.llm.model if core.llm is not None else "none (extractive answers)"
-    embed = core.embedder.model if core.embedder is not None else "none (lexical search)"
-    lines = [f"Model: {model}; embeddings: {embed}; index: {core.settings.index}"]
+def status_text(facts: StatusFacts) -> str:
+    scope = facts.scope
+    states = [s for s in facts.indexed if scope is None or s.name in scope]
     indexed = {s.name for s in states}
-    pending = [
-        r.name
-        for r in core.config.repos
-        if r.name not in indexed and (scope is None or r.name in scope)
-    ]
+    pending = [n for n in facts.configured if n not in indexed and (scope is None or n in scope)]
+    model = facts.model or "none (extractive answers)"
+    embed = facts.embed_model or "none (lexical search)"
+    lines = [f"Model: {model}; embeddings: {embed}; index: {facts.index}"]
     if not states and not pending:
         lines.append("Nothing is indexed here yet.")
-    symbol_commits = _symbol_commits(core)
+    symbol_commits = _symbol_commits(facts.symbols)
     for s in states:
         lines.append(f"• {s.freshness().describe()} — {s.files:,} files, {s.chunks:,} chunks")
         if symbol_commits is not None and symbol_commits.get(s.name) != s.commit:
@@ -66,47 +54,44 @@ def status_text(core: Core, scope: frozenset[str] | None) -> str:
                 "    symbol table: behind the index (an ingest stopped before updating it, or "
                 "it was rebuilt); exact symbol answers use search until the next ingest"
             )
-        lines.extend(_run_lines(core, s.name))
+        lines.extend(_run_lines(facts, s.name))
     for name in pending:  # configured, but no run has succeeded yet
         lines.append(f"• {name}: not indexed yet")
-        lines.extend(_run_lines(core, name))
-    folders = (
-        core.settings.home,
-        core.settings.index_path.parent,
-    )  # last: reads above may find one
-    lines += [notice.sentence() for notice in notices(folders)]
+        lines.extend(_run_lines(facts, name))
+    lines += [notice.sentence() for notice in notices(facts.folders)]  # last: reads may find one
     return "\n".join(lines)
 
 
-def _symbol_commits(core: Core) -> dict[str, str] | None:
-    if core.symbols is None:
+def _symbol_commits(symbols: SymbolTable | None) -> dict[str, str] | None:
+    if symbols is None:
         return None
     try:
-        return core.symbols.commits()
+        return symbols.commits()
     except BotError:
         return None  # an unreadable table is reported where it is used
 
 
-def _run_lines(core: Core, repo: str) -> list[str]:
+def _run_lines(facts: StatusFacts, repo: str) -> list[str]:
+    runs = facts.runs
     out = []
-    last = core.runs.last(repo)
+    last = runs.last(repo)
     if last is not None:
-        live = last.state == RUNNING and core.stores.locks.busy(repo)
+        live = last.state == RUNNING and facts.locks.busy(repo)
         out.append(_run_line(last, live))
         if not (last.ok or live):
-            good = core.runs.last_ok(repo)
+            good = runs.last_ok(repo)
             out.append(
                 f"    last successful run {ago(good.started_at)} ({good.trigger})"
                 if good is not None
                 else "    no run has succeeded yet"
             )
-    used, saved = core.runs.embedding_totals(repo)
-    if core.embedder is not None and (used or saved):
+    used, saved = runs.embedding_totals(repo)
+    if facts.embed_model and (used or saved):
         out.append(
-            f"    embeddings: {used:,} tokens ({describe_cost(core.embedder.model, used)}), "
+            f"    embeddings: {used:,} tokens ({describe_cost(facts.embed_model, used)}), "
             f"{saved:,} saved by the cache"
         )
-    upcoming = core.runs.next_run(repo)
+    upcoming = runs.next_run(repo)
     if upcoming is not None:
         out.append(f"    next run {upcoming:%Y-%m-%d %H:%M} UTC")
     return out
@@ -131,8 +116,8 @@ def _run_line(run: Run, live: bool) -> str:
     )
 
 
-def repos_text(core: Core, scope: frozenset[str] | None) -> str:
-    states = {s.name: s for s in core.index.repo_states()}
+def repos_text(indexed: Iterable[RepoState], scope: frozenset[str] | None) -> str:
+    states = {s.name: s for s in indexed}
     names = sorted(states if scope is None else scope)
     if not names:
         return "No repositories are available here."

@@ -10,16 +10,20 @@ import sys
 from typing import TextIO
 
 from rich.console import Console
+from rich.markup import escape
 
 from adapters.cli.render import print_answer
 from adapters.common.errors import user_facing
+from bot.commands import ASK, Syntax, command_list, parse
 from bot.core import CLI, Core
 from bot.errors import BotError
 from bot.models import Turn
 
+CHAT = Syntax("/{}", "type a question; `/reset` forgets the conversation", threads=False)
 HELP = (
     "Ask about the indexed code. "
-    "Commands: /map [repo], /status, /repos, /reset (forget the conversation), /quit."
+    f"Commands: {command_list(CHAT, ('map', 'status', 'repos'))}, "
+    "/reset (forget the conversation), /quit."
 )
 MAX_TURNS = 12
 
@@ -34,7 +38,7 @@ def run_chat(
     source = stdin or sys.stdin
     interactive = source.isatty()
     if interactive:
-        console.print(f"[bold]codecite[/bold] — {HELP}")
+        console.print(f"[bold]codecite[/bold] — {escape(HELP)}")  # `[repo]` is text
     history: list[Turn] = []
     while True:
         if interactive:
@@ -68,19 +72,18 @@ def run_chat(
         history = [*history, Turn("user", text), Turn("assistant", answer.text)][-MAX_TURNS:]
 
 
-CHAT_COMMANDS = ("status", "repos", "help", "reindex", "map")
-
-
 def _command(core: Core, console: Console, line: str) -> None:
-    if line.split(" ", 1)[0].lower() not in CHAT_COMMANDS:
-        console.print(HELP, highlight=False)
+    command = parse(line)
+    if command.spec is ASK or not line.strip():  # `/ask` and unknown words: the help line
+        console.print(HELP, highlight=False, markup=False)
         return
     try:
-        result = core.run_command(line, CLI)
+        result = core.run_command(command, CLI, CHAT)
+        text = result.final_text()  # a reindex: the terminal waits for its report
     except BotError as exc:
-        console.print(exc.user_message, highlight=False)
+        console.print(exc.user_message, highlight=False, markup=False)
         return
     if result.answer is not None:
         print_answer(console, result.answer)
     else:
-        console.print(result.text or HELP, highlight=False)
+        console.print(text or HELP, highlight=False, markup=False)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import logging
 import logging.handlers
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from adapters.sections import PLATFORM_SECRETS
 from bot.config import Settings
 
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -53,14 +55,13 @@ def secret_values(settings: Settings) -> list[str]:
     fields = (
         settings.openai_api_key,
         settings.pinecone_api_key,
-        settings.slack_bot_token,
-        settings.slack_app_token,
-        settings.slack_signing_secret,
-        settings.discord_token,
         settings.github_token,
         settings.webhook_secret,
     )
-    return [f.get_secret_value() for f in fields if f is not None]
+    values = [f.get_secret_value() for f in fields if f is not None]
+    # The chat platforms' tokens belong to their adapters; their variable names are listed once.
+    platform = (os.environ.get(name, "").strip() for name in PLATFORM_SECRETS)
+    return values + [value for value in platform if value]
 
 
 def setup_logging(

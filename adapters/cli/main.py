@@ -20,6 +20,8 @@ from adapters.cli.chat import run_chat
 from adapters.cli.logs import setup_logging
 from adapters.cli.render import print_answer, print_report
 from adapters.common.errors import user_facing
+from adapters.sections import PLATFORM_SECTIONS
+from bot.commands import Syntax
 from bot.config import load_settings
 from bot.core import CLI, Core
 from bot.errors import BotError, ConfigError
@@ -30,6 +32,10 @@ EXIT_USER_ERROR = 2
 EXIT_FAILURE = 1
 
 Handler = Callable[[Core, argparse.Namespace, Console], int]
+
+TERMINAL = Syntax(
+    "codecite {}", '`codecite ask "<question>"`, or `codecite chat` for a conversation', False
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -116,7 +122,7 @@ def cmd_index(core: Core, args: argparse.Namespace, console: Console) -> int:
         report = core.index_repo(
             args.location, name=args.name, branch=args.branch, progress=progress
         )
-    print_report(console, report, core.embedder.model if core.embedder is not None else "")
+    print_report(console, report, core.embed_model)
     return 0
 
 
@@ -159,22 +165,22 @@ def cmd_map(core: Core, args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_status(core: Core, args: argparse.Namespace, console: Console) -> int:
-    console.print(core.run_command("status", CLI).text, highlight=False)
+    console.print(core.run_command("status", CLI, TERMINAL).text, highlight=False, markup=False)
     return 0
 
 
 def cmd_repos(core: Core, args: argparse.Namespace, console: Console) -> int:
-    console.print(core.run_command("repos", CLI).text, highlight=False)
+    console.print(core.run_command("repos", CLI, TERMINAL).text, highlight=False, markup=False)
     return 0
 
 
 def cmd_reindex(core: Core, args: argparse.Namespace, console: Console) -> int:
-    console.print(core.reindex(args.repo, CLI), highlight=False)
+    console.print(core.reindex(args.repo, CLI, inline=True).result(), highlight=False, markup=False)
     return 0
 
 
 def cmd_feedback(core: Core, args: argparse.Namespace, console: Console) -> int:
-    rows = core.feedback.list(limit=args.limit)
+    rows = core.votes(limit=args.limit)
     if not rows:
         console.print("No feedback yet.")
     for r in rows:
@@ -189,29 +195,21 @@ def cmd_feedback(core: Core, args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_init_index(core: Core, args: argparse.Namespace, console: Console) -> int:
-    from bot.index.pinecone.index import PineconeIndex
-
-    if not isinstance(core.index, PineconeIndex):
-        console.print("The local index needs no set-up (CODECITE_INDEX=local).")
-        return 0
-    dimension = core.embedder.dimensions if core.embedder is not None else None
-    core.index.init_index(dimension)
-    console.print(f"Pinecone index ready: dimension {core.index.dimension}, dotproduct, hybrid.")
-    if args.rebuild_state:
-        core.index.rebuild_state()
-        console.print(f"State rebuilt: {len(core.index.repo_states())} repositories.")
+    text = core.prepare_index(rebuild_state=args.rebuild_state)
+    console.print(text or "The local index needs no set-up (CODECITE_INDEX=local).")
     return 0
 
 
 def cmd_discord_invite(core: Core, args: argparse.Namespace, console: Console) -> int:
     from adapters.discord.invite import application_id_from_token, invite_url
+    from adapters.discord.settings import DiscordSettings
 
     app_id = args.application_id
     if not app_id:
-        token = core.settings.discord_token
-        if token is None:
+        settings = DiscordSettings.load()
+        if settings.token is None:
             raise ConfigError("Give the application id, or set DISCORD_TOKEN to look it up.")
-        app_id = application_id_from_token(token.get_secret_value(), core.settings.discord_api_url)
+        app_id = application_id_from_token(settings.token.get_secret_value(), settings.api_url)
     console.print(invite_url(app_id), soft_wrap=True)
     return 0
 
@@ -264,7 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     setup_logging(settings, verbose=args.verbose, server=args.command in ("serve", "schedule"))
     core: Core | None = None
     try:
-        core = Core.from_settings(settings)
+        core = Core.from_settings(settings, platform_sections=PLATFORM_SECTIONS)
         return HANDLERS[args.command](core, args, console)
     except BotError as exc:
         log.info("%s: %s", type(exc).__name__, exc.detail or exc.user_message)

@@ -13,9 +13,10 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from adapters.discord.context import admin_role_warning
+from adapters.discord.context import Admins, admin_role_warning
 from adapters.discord.feedback import NO_MENTIONS, VoteButton
 from adapters.discord.messages import MessageHandler
+from adapters.discord.settings import DiscordConfig, discord_config
 from adapters.discord.slash import SlashCommands, register
 from adapters.discord.sync import STATE_NAME, WHAT, CommandSync
 from bot.core import Core
@@ -43,16 +44,18 @@ class CodeciteClient(discord.Client):
             allowed_mentions=NO_MENTIONS,  # the default for every send, on top of each call's own
         )
         self.core = core
+        self.discord_config: DiscordConfig = discord_config(core)  # a bad [discord] stops here
         self.tree: app_commands.CommandTree[Any] = app_commands.CommandTree(self)
         self._sync_commands = sync_commands
-        self._messages = MessageHandler(self, core)
-        register(self.tree, SlashCommands(core))
+        admins = Admins(core)
+        self._messages = MessageHandler(self, core, admins)
+        register(self.tree, SlashCommands(core, admins))
 
     async def setup_hook(self) -> None:
         """Runs once after login, before the gateway connects."""
         self.add_dynamic_items(VoteButton)  # clicks on buttons of answers posted before a restart
-        discord_config = self.core.config.discord
-        warning = admin_role_warning(discord_config.guild_ids, discord_config.admin_role)
+        config = self.discord_config
+        warning = admin_role_warning(config.guild_ids, config.admin_role)
         if warning:
             log.warning(warning)
         if not self._sync_commands:
@@ -61,7 +64,7 @@ class CodeciteClient(discord.Client):
             log.warning("no application id after login; application commands not registered")
             return
         await CommandSync(self.core.stores.command_hashes(STATE_NAME, WHAT)).sync(
-            self.tree, self.application_id, self.core.config.discord.guild_ids
+            self.tree, self.application_id, config.guild_ids
         )
 
     async def on_ready(self) -> None:

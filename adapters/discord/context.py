@@ -3,18 +3,48 @@
 A thread takes its parent channel's id, so a thread inherits the scope mapped
 to the channel in codecite.toml. Roles are role ids only: a name is no proof
 (anyone can create a role called "codecite-admins" in a server of their own),
-and the core honours `discord.admin_role` only in `discord.guild_ids`.
+and `discord.admin_role` counts only in `discord.guild_ids` (`Admins` decides,
+here in the adapter; the core only sees `Context.is_admin`).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import discord
 
-from bot.core import Context
+from adapters.discord.settings import discord_config
+from bot.core import Context, Core
+from bot.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 PLATFORM = "discord"
+
+
+class Admins:
+    """Who may run admin commands: a user id listed in `admins`, or a holder of the
+    `discord.admin_role` role id in one of the servers of `discord.guild_ids`.
+
+    A role id is matched in the server it belongs to, never a name anyone could copy.
+    Read from the core's current configuration at each question, so a reloaded
+    codecite.toml applies at once.
+    """
+
+    def __init__(self, core: Core) -> None:
+        self._core = core
+
+    def __call__(self, user: str, guild: str, roles: tuple[str, ...]) -> bool:
+        if self._core.is_listed_admin(user):
+            return True
+        try:
+            config = discord_config(self._core)
+        except ConfigError as exc:  # checked at start; a bad reload grants no role
+            log.warning("discord.admin_role ignored: %s", exc.user_message)
+            return False
+        in_configured_guild = guild.isdigit() and int(guild) in config.guild_ids
+        return bool(config.admin_role) and in_configured_guild and config.admin_role in roles
 
 
 def scope_channel_id(channel: object) -> int | None:
@@ -43,31 +73,36 @@ def admin_role_warning(guild_ids: tuple[int, ...], admin_role: str) -> str:
     return ""
 
 
-def message_context(message: discord.Message, channel: object | None = None) -> Context:
+def message_context(
+    message: discord.Message, admins: Admins, channel: object | None = None
+) -> Context:
     """`channel` is the resolved channel when the cache held only a partial one."""
     channel_id = scope_channel_id(message.channel if channel is None else channel)
     guild_id = message.guild.id if message.guild is not None else _guild_id(message.channel)
+    user, guild = str(message.author.id), "" if guild_id is None else str(guild_id)
     return Context(
         platform=PLATFORM,
-        user=str(message.author.id),
+        user=user,
         channel="" if channel_id is None else str(channel_id),
-        guild="" if guild_id is None else str(guild_id),
+        guild=guild,
         is_dm=guild_id is None,  # no guild: a direct message
-        roles=member_roles(message.author),
+        is_admin=admins(user, guild, member_roles(message.author)),
     )
 
 
-def interaction_context(interaction: discord.Interaction[Any]) -> Context:
+def interaction_context(interaction: discord.Interaction[Any], admins: Admins) -> Context:
     channel = scope_channel_id(interaction.channel)
     if channel is None:
         channel = interaction.channel_id
+    user = str(interaction.user.id)
+    guild = "" if interaction.guild_id is None else str(interaction.guild_id)
     return Context(
         platform=PLATFORM,
-        user=str(interaction.user.id),
+        user=user,
         channel="" if channel is None else str(channel),
-        guild="" if interaction.guild_id is None else str(interaction.guild_id),
+        guild=guild,
         is_dm=interaction.guild_id is None,
-        roles=member_roles(interaction.user),
+        is_admin=admins(user, guild, member_roles(interaction.user)),
     )
 
 

@@ -69,9 +69,7 @@ class VoteButton(
         voter = str(interaction.user.id)
         value = 1 if self.vote == "up" else -1
         try:
-            known = await asyncio.to_thread(
-                client.core.feedback.record_vote, self.answer_id, voter, value
-            )
+            known = await asyncio.to_thread(client.core.record_vote, self.answer_id, voter, value)
         except Exception as exc:  # noqa: BLE001 - the user gets a sentence, the log the rest
             text = user_facing(exc)
         else:

@@ -16,7 +16,7 @@ from typing import Final, Literal
 import aiohttp
 import discord
 
-from adapters.discord.context import message_context
+from adapters.discord.context import Admins, message_context
 from adapters.discord.conversation import read_thread, reply_turns
 from adapters.discord.feedback import NO_MENTIONS
 from adapters.discord.render import strip_mention, thread_name
@@ -49,9 +49,10 @@ class Request:
 
 
 class MessageHandler:
-    def __init__(self, client: discord.Client, core: Core) -> None:
+    def __init__(self, client: discord.Client, core: Core, admins: Admins) -> None:
         self._client = client
         self._core = core
+        self._admins = admins
 
     async def on_message(self, message: discord.Message) -> None:
         me = self._client.user
@@ -72,14 +73,14 @@ class MessageHandler:
 
     async def _request(self, message: discord.Message, me: int) -> Request | None:
         text = strip_mention(message.content, me)
-        ctx = message_context(message)
+        ctx = message_context(message, self._admins)
         if ctx.is_dm:
             return Request(text, ctx, reply_turns(message, me))
         mentioned = any(user.id == me for user in message.mentions)  # not @everyone/@here
         if not text and not mentioned:
             return None  # nothing to read (e.g. no Message Content intent)
         channel = await self._resolve(message.channel)
-        ctx = message_context(message, channel)  # a thread's scope is its parent's
+        ctx = message_context(message, self._admins, channel)  # a thread's scope: its parent's
         in_thread = isinstance(channel, discord.Thread)
         if isinstance(channel, discord.Thread) and text and self._threads_enabled(ctx):
             history = await read_thread(channel, message, me)

@@ -25,8 +25,11 @@ import discord
 from adapters.common.errors import user_facing
 from adapters.discord.feedback import NO_MENTIONS, vote_view
 from adapters.discord.render import render_answer, render_text
+from bot.commands import REINDEX, Command, Syntax, parse
 from bot.core import Context, Core
 from bot.models import Answer, Turn
+
+SYNTAX = Syntax("/{}", "mention me with a question, DM me, or use `{ask_name}`")
 
 T = TypeVar("T")
 
@@ -56,7 +59,7 @@ async def queued(core: Core, work: Callable[[], T], on_wait: OnWait | None = Non
     Raises RateLimited at once when the line is full; `on_wait` hears the place in
     line when the work does not start right away.
     """
-    ticket = core.queue.submit(work)
+    ticket = core.submit(work)
     if ticket.position and on_wait is not None:
         with contextlib.suppress(discord.HTTPException):
             await on_wait(ticket.position)
@@ -73,27 +76,27 @@ async def answer_reply(
     on_wait: OnWait | None = None,
 ) -> Reply:
     answer = await queued(core, lambda: core.ask(question, ctx, tuple(conversation)), on_wait)
-    return await _answered(core, question, ctx, answer, quote=quote)
+    return _answered(question, answer, quote=quote)
 
 
 async def command_reply(
-    core: Core, line: str, ctx: Context, *, on_wait: OnWait | None = None
+    core: Core, line: str | Command, ctx: Context, *, on_wait: OnWait | None = None
 ) -> Reply:
     """A shared command (`status`, `repos`, `reindex`, `ask ...`) or a bare question."""
-    result = await queued(core, lambda: core.run_command(line, ctx), on_wait)
+    command = parse(line) if isinstance(line, str) else line
+    if command.spec is REINDEX:  # queued on the ingest line, never on an answer worker
+        started = await asyncio.to_thread(core.run_command, command, ctx, SYNTAX)
+        text = await asyncio.wrap_future(started.later) if started.later else started.text
+        return Reply(tuple(render_text(text)))
+    result = await queued(core, lambda: core.run_command(command, ctx, SYNTAX), on_wait)
     if result.answer is not None:
-        word, _, rest = line.strip().partition(" ")
-        question = rest if word.lower() == "ask" else line
-        return await _answered(core, question.strip(), ctx, result.answer, quote=False)
+        return _answered("", result.answer, quote=False)
     return Reply(tuple(render_text(result.text)), ephemeral=result.ephemeral)
 
 
-async def _answered(
-    core: Core, question: str, ctx: Context, answer: Answer, *, quote: bool
-) -> Reply:
+def _answered(question: str, answer: Answer, *, quote: bool) -> Reply:
     pieces = tuple(render_answer(answer, question=question if quote else ""))
-    answer_id = await asyncio.to_thread(core.record_answer, ctx, question, answer)
-    return Reply(pieces, answer_id=answer_id)
+    return Reply(pieces, answer_id=answer.answer_id)
 
 
 def _extras(reply: Reply, index: int) -> dict[str, Any]:

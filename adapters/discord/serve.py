@@ -13,6 +13,7 @@ from adapters.discord.invite import (
     invite_url,
     use_api_base,
 )
+from adapters.discord.settings import DiscordSettings
 from bot.core import Core
 from bot.errors import ConfigError
 
@@ -26,11 +27,6 @@ __all__ = [
 ]
 
 
-def message_content_enabled(core: Core) -> bool:
-    """CODECITE_DISCORD_MESSAGE_CONTENT=1, once Settings has the field (off until then)."""
-    return core.settings.discord_message_content
-
-
 FATAL_CLOSE_CODES = {
     4004: "Discord no longer accepts DISCORD_TOKEN (it was reset or revoked); set the new token.",
     4010: "Discord refused the gateway connection (close code {code}); check the bot's settings.",
@@ -41,18 +37,21 @@ FATAL_CLOSE_CODES = {
 }
 
 
-def serve_discord(core: Core, *, message_content: bool | None = None) -> None:
+def serve_discord(
+    core: Core, *, message_content: bool | None = None, settings: DiscordSettings | None = None
+) -> None:
     """Blocking: connect with DISCORD_TOKEN and answer until the process is stopped.
 
     discord.py reconnects (and RESUMEs) on its own; the handlers keep no state
     tied to a connection.
     """
-    token = core.settings.discord_token
+    settings = settings or DiscordSettings.load()
+    token = settings.token
     if token is None or not token.get_secret_value().strip():
         raise ConfigError("DISCORD_TOKEN is not set.")
-    use_api_base(core.settings.discord_api_url)
+    use_api_base(settings.api_url)
     if message_content is None:
-        message_content = message_content_enabled(core)
+        message_content = settings.message_content  # CODECITE_DISCORD_MESSAGE_CONTENT=1
     client = CodeciteClient(core, message_content=message_content)
     try:
         # log_handler=None: logging is configured by the entry point, not by discord.py.

@@ -14,7 +14,7 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from adapters.discord.context import interaction_context
+from adapters.discord.context import Admins, interaction_context
 from adapters.discord.replies import (
     Reply,
     answer_reply,
@@ -22,6 +22,7 @@ from adapters.discord.replies import (
     error_reply,
     send_followups,
 )
+from bot.commands import ADMINS_ONLY, ASK, HELP, MAP, REINDEX, REPOS, STATUS, Command
 from bot.core import Core
 
 log = logging.getLogger(__name__)
@@ -32,13 +33,14 @@ Interaction = discord.Interaction[Any]
 class SlashCommands:
     """What each command does, separate from how it is registered."""
 
-    def __init__(self, core: Core) -> None:
+    def __init__(self, core: Core, admins: Admins) -> None:
         self._core = core
+        self._admins = admins
 
     async def ask(self, interaction: Interaction, question: str) -> None:
         if not await _defer(interaction, ephemeral=False):
             return
-        ctx = interaction_context(interaction)
+        ctx = interaction_context(interaction, self._admins)
         try:
             reply = await answer_reply(self._core, question, ctx, quote=True)
         except Exception as exc:  # noqa: BLE001 - the user gets a sentence, the log the rest
@@ -46,10 +48,10 @@ class SlashCommands:
             return
         await _deliver(interaction, reply)
 
-    async def command(self, interaction: Interaction, line: str) -> None:
+    async def command(self, interaction: Interaction, line: Command) -> None:
         if not await _defer(interaction, ephemeral=True):
             return
-        ctx = interaction_context(interaction)
+        ctx = interaction_context(interaction, self._admins)
         try:
             reply = await command_reply(self._core, line, ctx)
         except Exception as exc:  # noqa: BLE001 - the user gets a sentence, the log the rest
@@ -85,31 +87,31 @@ async def _deliver(interaction: Interaction, reply: Reply) -> None:
 
 
 def register(tree: app_commands.CommandTree[Any], slash: SlashCommands) -> None:
-    """Add the commands to `tree` as global commands (sync decides where they go)."""
+    """Add the commands of `bot.commands` to `tree` as global commands (sync decides where)."""
 
-    @tree.command(name="ask", description="Ask a question about the indexed code")
-    @app_commands.describe(question="What you want to know, e.g. where do we retry webhooks?")
+    @tree.command(name=ASK.name, description=ASK.description)
+    @app_commands.describe(question=ASK.arg_description)
     async def ask(interaction: Interaction, question: str) -> None:
         await slash.ask(interaction, question)
 
-    @tree.command(name="status", description="What is indexed, at which commit, and how fresh")
+    @tree.command(name=STATUS.name, description=STATUS.description)
     async def status(interaction: Interaction) -> None:
-        await slash.command(interaction, "status")
+        await slash.command(interaction, Command(STATUS))
 
-    @tree.command(name="repos", description="The repositories this channel can see")
+    @tree.command(name=REPOS.name, description=REPOS.description)
     async def repos(interaction: Interaction) -> None:
-        await slash.command(interaction, "repos")
+        await slash.command(interaction, Command(REPOS))
 
-    @tree.command(name="map", description="The directory tree and the most referenced symbols")
-    @app_commands.describe(repo="Only this repository (default: every repository here)")
+    @tree.command(name=MAP.name, description=MAP.description)
+    @app_commands.describe(repo=MAP.arg_description)
     async def map_(interaction: Interaction, repo: str | None = None) -> None:
-        await slash.command(interaction, f"map {repo.strip()}" if repo else "map")
+        await slash.command(interaction, Command(MAP, repo.strip() if repo else ""))
 
-    @tree.command(name="reindex", description="Re-ingest repositories now (admins only)")
-    @app_commands.describe(repo="Only this repository (default: every repository here)")
+    @tree.command(name=REINDEX.name, description=REINDEX.description + ADMINS_ONLY)
+    @app_commands.describe(repo=REINDEX.arg_description)
     async def reindex(interaction: Interaction, repo: str | None = None) -> None:
-        await slash.command(interaction, f"reindex {repo.strip()}" if repo else "reindex")
+        await slash.command(interaction, Command(REINDEX, repo.strip() if repo else ""))
 
-    @tree.command(name="help", description="How to ask codecite about your code")
+    @tree.command(name=HELP.name, description=HELP.description)
     async def help_(interaction: Interaction) -> None:
-        await slash.command(interaction, "help")
+        await slash.command(interaction, Command(HELP))

@@ -23,7 +23,7 @@ from slack_sdk.http_retry.builtin_handlers import (
 
 from adapters.common.dedupe import EventDedupe
 from adapters.slack.handlers import SlackHandlers
-from bot.config import Settings
+from adapters.slack.settings import SlackSettings
 from bot.core import Core
 from bot.errors import ConfigError, ServiceUnavailable
 
@@ -46,13 +46,13 @@ class SlackBot:
         self.handlers.close()
 
 
-def make_client(settings: Settings) -> WebClient:
+def make_client(settings: SlackSettings) -> WebClient:
     """The Web API client: bot token, base URL from CODECITE_SLACK_API_URL."""
-    if settings.slack_bot_token is None:
+    if settings.bot_token is None:
         raise ConfigError("SLACK_BOT_TOKEN is not set; the Slack adapter needs the bot token.")
-    base_url = settings.slack_api_url or DEFAULT_API_URL
+    base_url = settings.api_url or DEFAULT_API_URL
     client = WebClient(
-        token=settings.slack_bot_token.get_secret_value(),
+        token=settings.bot_token.get_secret_value(),
         base_url=base_url if base_url.endswith("/") else base_url + "/",
         timeout=API_TIMEOUT,
     )
@@ -62,10 +62,12 @@ def make_client(settings: Settings) -> WebClient:
     return client
 
 
-def build_bot(core: Core, *, client: WebClient | None = None) -> SlackBot:
-    settings = core.settings
+def build_bot(
+    core: Core, *, client: WebClient | None = None, settings: SlackSettings | None = None
+) -> SlackBot:
+    settings = settings or SlackSettings.load()
     client = client or make_client(settings)
-    secret = settings.slack_signing_secret
+    secret = settings.signing_secret
     # Without a secret no HTTP request may pass verification: sign with a random one.
     signing_secret = secret.get_secret_value() if secret else secrets.token_hex(32)
     listeners = ThreadPoolExecutor(max_workers=LISTENER_THREADS, thread_name_prefix="slack-listen")
@@ -87,5 +89,7 @@ def build_bot(core: Core, *, client: WebClient | None = None) -> SlackBot:
     return SlackBot(app=app, handlers=handlers, listeners=listeners)
 
 
-def build_app(core: Core, *, client: WebClient | None = None) -> App:
-    return build_bot(core, client=client).app
+def build_app(
+    core: Core, *, client: WebClient | None = None, settings: SlackSettings | None = None
+) -> App:
+    return build_bot(core, client=client, settings=settings).app

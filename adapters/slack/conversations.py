@@ -26,7 +26,7 @@ from typing import Any, Literal
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
-from bot.core import Audience
+from bot.context import Audience
 
 log = logging.getLogger(__name__)
 

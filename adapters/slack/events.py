@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from adapters.slack.conversations import Conversation
 from adapters.slack.history import BotIdentity
+from bot.commands import ASK, Command, parse
 from bot.core import Context
 
 PLATFORM = "slack"
@@ -71,13 +72,21 @@ class Incoming:
             keys.append(f"{PLATFORM}:event:{self.event_id}")
         return tuple(keys)
 
-    def context(self, conversation: Conversation) -> Context:
+    def context(self, conversation: Conversation, *, is_admin: bool = False) -> Context:
         if self.shared_channel:
             conversation = conversation.shared()  # Slack says so before any cache expires
-        return _context(self.user, self.channel, self.team, conversation)
+        return _context(self.user, self.channel, self.team, conversation, is_admin)
+
+    @property
+    def command(self) -> Command | None:
+        """`@codecite help` (or status, repos) alone is that command, not a search."""
+        command = parse(self.text)
+        return command if self.text.strip() and command.is_bare_quick else None
 
 
-def _context(user: str, channel: str, team: str, conversation: Conversation) -> Context:
+def _context(
+    user: str, channel: str, team: str, conversation: Conversation, is_admin: bool
+) -> Context:
     return Context(
         platform=PLATFORM,
         user=user,
@@ -85,6 +94,7 @@ def _context(user: str, channel: str, team: str, conversation: Conversation) -> 
         guild=team,
         is_dm=conversation.is_dm,
         audience=conversation.audience,
+        is_admin=is_admin,  # the adapter decides: a user id listed in `admins`
     )
 
 
@@ -109,17 +119,18 @@ class SlashCommand:
         )
 
     @property
-    def word(self) -> str:
-        """The subcommand, lower-cased ("" for a bare `/codecite`)."""
-        return self.text.split(maxsplit=1)[0].lower() if self.text else ""
+    def command(self) -> Command:
+        """The command the text names (a bare `/codecite` is help, anything else a question)."""
+        return parse(self.text)
 
     @property
     def question(self) -> str:
-        """The question of `ask <q>` or of a bare question."""
-        return self.text[len("ask") :].strip() if self.word == "ask" else self.text
+        """The question of `ask <q>` or of a bare question; the text otherwise (`map pay`)."""
+        command = self.command
+        return command.argument if command.spec is ASK else self.text
 
-    def context(self, conversation: Conversation) -> Context:
-        return _context(self.user, self.channel, self.team, conversation)
+    def context(self, conversation: Conversation, *, is_admin: bool = False) -> Context:
+        return _context(self.user, self.channel, self.team, conversation, is_admin)
 
 
 def parse_event(

@@ -39,16 +39,17 @@ from adapters.slack.render import (
     render_answer,
     render_text,
 )
-from bot.core import Context, Core
+from bot.commands import REINDEX, Syntax
+from bot.core import CommandResult, Context, Core
 from bot.errors import BotError, RateLimited
-from bot.models import Answer, Turn
+from bot.models import Turn
 from bot.runtime.queue import in_line
 
 log = logging.getLogger(__name__)
 
 COMMAND = "/codecite"
+SYNTAX = Syntax(COMMAND + " {}", "mention me with a question, DM me, or use `{ask}`")
 PROGRESS_REACTION = "eyes"
-QUICK_COMMANDS = frozenset({"", "help", "status", "repos"})  # cheap: plain ack, no "working" note
 WORKING = ":mag: Looking into it…"
 REINDEXING = ":arrows_counterclockwise: Reindexing; the result follows here."
 THANKS = "Thanks for the feedback!"
@@ -84,13 +85,16 @@ class SlackHandlers:
 
     def _submit(self, job: Callable[[], None]) -> int:
         """Queue answer work; its place in line (0 = starting now). RateLimited when full."""
-        ticket = self.core.queue.submit(job)
-        with self._pending_lock:
-            self._pending.add(ticket.future)
-        ticket.future.add_done_callback(self._done)
+        ticket = self.core.submit(job)
+        self._track(ticket.future)
         return ticket.position
 
-    def _done(self, future: Future[None]) -> None:
+    def _track(self, future: Future[Any]) -> None:
+        with self._pending_lock:
+            self._pending.add(future)
+        future.add_done_callback(self._done)
+
+    def _done(self, future: Future[Any]) -> None:
         with self._pending_lock:
             self._pending.discard(future)
 
@@ -144,18 +148,22 @@ class SlackHandlers:
         return channel is None or channel.threads
 
     def _answer(self, incoming: Incoming, history: tuple[Turn, ...]) -> None:
-        ctx = incoming.context(self.conversations.lookup(incoming.channel))
+        conversation = self.conversations.lookup(incoming.channel)
+        ctx = incoming.context(conversation, is_admin=self.core.is_listed_admin(incoming.user))
         try:
-            messages = self._reply(incoming.text, ctx, history)
+            messages = self._reply(incoming, ctx, history)
         except Exception as exc:  # noqa: BLE001 -- every failure becomes a sentence for the user
             messages = render_text(user_facing(exc))
         self._deliver(incoming, messages)
 
-    def _reply(self, text: str, ctx: Context, history: tuple[Turn, ...]) -> list[SlackMessage]:
-        if text.lower() in QUICK_COMMANDS - {""}:  # "@codecite help" is the command, not a search
-            return render_text(self.core.run_command(text.lower(), ctx).text)
-        answer = self.core.ask(text, ctx, history)
-        return render_answer(answer, answer_id=self._record(ctx, text, answer))
+    def _reply(
+        self, incoming: Incoming, ctx: Context, history: tuple[Turn, ...]
+    ) -> list[SlackMessage]:
+        command = incoming.command
+        if command is not None:
+            return render_text(self.core.run_command(command, ctx, SYNTAX).text)
+        answer = self.core.ask(incoming.text, ctx, history)
+        return render_answer(answer, answer_id=answer.answer_id)
 
     def _note(self, incoming: Incoming, text: str) -> None:
         """A short progress note in the thread; failing to post it loses nothing."""
@@ -178,11 +186,15 @@ class SlackHandlers:
 
     def on_command(self, ack: Ack, command: dict[str, Any]) -> None:
         cmd = SlashCommand.from_payload(command)
-        if cmd.word in QUICK_COMMANDS:
+        spec = cmd.command.spec
+        if spec.quick:  # cheap: plain ack, no "working" note
             ack()
         else:
-            ack(text=REINDEXING if cmd.word == "reindex" else WORKING, response_type="ephemeral")
+            ack(text=REINDEXING if spec is REINDEX else WORKING, response_type="ephemeral")
         if cmd.trigger_id and not self._claim(f"slack:command:{cmd.trigger_id}"):
+            return
+        if spec is REINDEX:  # the ingest line, not an answer worker
+            self._run_command(cmd)
             return
         try:
             position = self._submit(partial(self._run_command, cmd))
@@ -193,19 +205,22 @@ class SlackHandlers:
             self.outbox.respond(cmd.response_url, render_text(in_line(position)), in_channel=False)
 
     def _run_command(self, cmd: SlashCommand) -> None:
-        ctx = cmd.context(self.conversations.lookup(cmd.channel))
+        conversation = self.conversations.lookup(cmd.channel)
+        ctx = cmd.context(conversation, is_admin=self.core.is_listed_admin(cmd.user))
         try:
-            result = self.core.run_command(cmd.text, ctx)
+            result = self.core.run_command(cmd.command, ctx, SYNTAX)
         except Exception as exc:  # noqa: BLE001 -- every failure becomes a sentence for the user
             self.outbox.respond(cmd.response_url, render_text(user_facing(exc)), in_channel=False)
             return
-        if result.answer is None:
-            messages = render_text(result.text)
-            self.outbox.respond(cmd.response_url, messages, in_channel=not result.ephemeral)
+        if result.later is not None:
+            self._track(result.later)
+            result.later.add_done_callback(partial(self._respond_later, cmd))
             return
-        answer_id = self._record(ctx, cmd.question, result.answer)
+        if result.answer is None:
+            self._respond(cmd, result)
+            return
         preface = quote_question(cmd.user, cmd.question)
-        messages = render_answer(result.answer, answer_id=answer_id, preface=preface)
+        messages = render_answer(result.answer, answer_id=result.answer.answer_id, preface=preface)
         try:
             self.outbox.post(cmd.channel, messages, thread_ts=None, thread_rest=True)
         except (SlackClientError, OSError) as exc:
@@ -214,6 +229,18 @@ class SlackHandlers:
             # Not a member here (or a DM between others): the response_url still reaches it.
             self.outbox.respond(cmd.response_url, messages, in_channel=True)
 
+    def _respond(self, cmd: SlashCommand, result: CommandResult) -> None:
+        messages = render_text(result.text)
+        self.outbox.respond(cmd.response_url, messages, in_channel=not result.ephemeral)
+
+    def _respond_later(self, cmd: SlashCommand, later: Future[str]) -> None:
+        """A reindex report, once the ingest line has run it (on that line's thread)."""
+        try:
+            result = CommandResult(later.result())
+        except Exception as exc:  # noqa: BLE001 -- every failure becomes a sentence for the user
+            result = CommandResult(user_facing(exc), ephemeral=True)
+        self._respond(cmd, result)
+
     # -- feedback buttons ----------------------------------------------------------------------
 
     def on_vote(self, ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
@@ -221,7 +248,7 @@ class SlackHandlers:
         vote = 1 if action.get("action_id") == VOTE_UP else -1
         voter = str((body.get("user") or {}).get("id") or "")
         try:
-            known = self.core.feedback.record_vote(str(action.get("value") or ""), voter, vote)
+            known = self.core.record_vote(str(action.get("value") or ""), voter, vote)
             text = THANKS if known else UNKNOWN_ANSWER
         except (BotError, ValueError) as exc:
             text = user_facing(exc)
@@ -238,7 +265,3 @@ class SlackHandlers:
             # Without the store we cannot tell duplicates apart; answering twice beats silence.
             log.warning("event dedupe unavailable: %s", exc.detail or exc.user_message)
             return True
-
-    def _record(self, ctx: Context, question: str, answer: Answer) -> str:
-        """The answer's feedback id ("" when it could not be stored: no buttons then)."""
-        return self.core.record_answer(ctx, question, answer)

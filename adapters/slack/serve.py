@@ -16,6 +16,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 
 from adapters.slack.app import SlackBot, build_bot
 from adapters.slack.http_server import EVENTS_PATH, SlackHTTPServer
+from adapters.slack.settings import SlackSettings
 from bot.config import Settings
 from bot.core import Core
 from bot.errors import ConfigError, ServiceUnavailable
@@ -26,21 +27,25 @@ DEFAULT_PORT = 3000
 
 
 def serve_slack(
-    core: Core, *, port: int | None = None, stop: threading.Event | None = None
+    core: Core,
+    *,
+    port: int | None = None,
+    stop: threading.Event | None = None,
+    settings: SlackSettings | None = None,
 ) -> None:
     """Run the Slack adapter until a signal (or `stop`) arrives. Blocking."""
-    settings = core.settings
-    socket_mode = settings.slack_app_token is not None
-    if not socket_mode and settings.slack_signing_secret is None:
+    settings = settings or SlackSettings.load()
+    socket_mode = settings.app_token is not None
+    if not socket_mode and settings.signing_secret is None:
         raise ConfigError(
             "Set SLACK_APP_TOKEN for Socket Mode, or SLACK_SIGNING_SECRET for HTTP mode."
         )
     stop = stop or threading.Event()
     _stop_on_signals(stop)
-    bot = build_bot(core)
+    bot = build_bot(core, settings=settings)
     try:
-        if settings.slack_app_token is not None:
-            handler = start_socket_mode(bot, settings.slack_app_token.get_secret_value())
+        if settings.app_token is not None:
+            handler = start_socket_mode(bot, settings.app_token.get_secret_value())
             log.info("Slack adapter connected in Socket Mode")
             _wait(stop)
             handler.client.close()

@@ -173,25 +173,6 @@ def web_url_for(remote: str) -> str:
     return f"{scheme}://{host}/{path}"
 
 
-def permalink(web_url: str, commit: str, path: str, start: int, end: int) -> str:
-    """A link to lines `start..end` of `path` at `commit`; "" when either is unknown."""
-    if not web_url or not commit:
-        return ""
-    web = web_url.rstrip("/")
-    start = max(1, start)
-    end = max(start, end)
-    quoted = quote(path.lstrip("/"), safe="/")
-    host = (urlsplit(web).hostname or "").lower()
-    if host == "bitbucket.org":
-        lines = f"{start}" if start == end else f"{start}:{end}"
-        return f"{web}/src/{commit}/{quoted}#lines-{lines}"
-    if "gitlab" in host.split("."):
-        lines = f"L{start}" if start == end else f"L{start}-{end}"
-        return f"{web}/-/blob/{commit}/{quoted}#{lines}"
-    lines = f"L{start}" if start == end else f"L{start}-L{end}"
-    return f"{web}/blob/{commit}/{quoted}#{lines}"
-
-
 def redact(text: str, secrets: Sequence[str] = ()) -> str:
     """Remove userinfo from every URL in `text` and replace each secret with `***`."""
     cleaned = _USERINFO.sub(r"\1", text)

@@ -8,8 +8,9 @@ ask N questions in any 60-second span, and the message says exactly how long
 until the oldest of those leaves the window. The daily cap counts every
 accepted question across all users and resets at 00:00 UTC. A question is
 counted only when every limit lets it through, so a refusal never uses up
-quota. The terminal (`ctx.platform == "cli"`) is exempt: whoever runs it owns
-the data directory and the API keys. A limit of 0 disables that limit.
+quota. A context the adapter marked `unlimited` (the terminal: whoever runs it
+owns the data directory and the API keys) is exempt. A limit of 0 disables that
+limit.
 
 The counts live in this process's memory: several bot processes each apply the
 limits on their own, and a restart forgets them. Memory stays bounded: a key
@@ -36,11 +37,10 @@ log = logging.getLogger(__name__)
 
 WINDOW_SECONDS = 60.0
 DEFAULT_MAX_KEYS = 100_000
-EXEMPT_PLATFORMS = frozenset({"cli"})
 
 
 class Asker(Protocol):
-    """What the limiter needs to know about who asks (bot.core.Context fits)."""
+    """What the limiter needs to know about who asks (bot.context.Context fits)."""
 
     @property
     def platform(self) -> str: ...
@@ -50,6 +50,9 @@ class Asker(Protocol):
 
     @property
     def channel(self) -> str: ...
+
+    @property
+    def unlimited(self) -> bool: ...
 
 
 def utc_today() -> date:
@@ -163,7 +166,7 @@ class Limiter:
 
     def check(self, ctx: Asker) -> None:
         """Count this question, or raise RateLimited (and count nothing) when a limit is hit."""
-        if ctx.platform in EXEMPT_PLATFORMS:
+        if ctx.unlimited:
             return
         user = (ctx.platform, ctx.user)
         channel = (ctx.platform, ctx.channel)

@@ -146,8 +146,7 @@ def test_question_with_no_matching_code(shop):
 
 
 def test_commands(shop):
-    config = FileConfig(admins=("UADMIN",))
-    core = _core(config)
+    core = _core()
     core.index_repo(str(shop.path), name="shop")
     assert "reindex" in core.run_command("help", SLACK).text
     status = core.run_command("status", SLACK)
@@ -155,20 +154,51 @@ def test_commands(shop):
     assert "shop" in core.run_command("repos", SLACK).text
     with pytest.raises(PermissionDenied):
         core.run_command("reindex", SLACK)
-    admin = Context("slack", "UADMIN", "C1")
-    assert "up to date" in core.run_command("reindex shop", admin).text
+    admin = Context("slack", "UADMIN", "C1", is_admin=True)  # the adapter decided so
+    reindex = core.run_command("reindex shop", admin)
+    assert reindex.text == "" and reindex.later is not None  # queued on the ingest line
+    assert "up to date" in reindex.final_text(timeout=60)
     result = core.run_command("ask where is the volume discount?", SLACK)
     assert result.answer is not None and result.answer.citations[0].path == "shop/billing.py"
     bare = core.run_command("volume discount", SLACK)
     assert bare.answer is not None
 
 
-def test_follow_up_uses_the_conversation(shop):
+FOLLOW_UP = "and how exactly?"  # no word of it is in the repository: only the conversation helps
+
+
+def test_follow_up_searches_with_the_previous_question(shop):
     core = _core()
     core.index_repo(str(shop.path), name="shop")
+    alone = core.ask(FOLLOW_UP, CLI)
+    assert alone.mode == "empty" and not alone.citations  # the control: nothing to find
     history = (Turn("user", "how is the monthly_amount computed?"), Turn("assistant", "..."))
-    answer = core.ask("and is there a discount?", CLI, history)
-    assert answer.citations[0].path == "shop/billing.py"
+    answer = core.ask(FOLLOW_UP, CLI, history)
+    assert answer.citations and answer.citations[0].path == "shop/billing.py"
+    assert answer.citations[0].symbol.split(", ")[0] == "monthly_amount"
+
+
+def test_follow_up_prompt_carries_the_conversation(shop):
+    """The model sees the earlier turns, in order and with their roles, before the question."""
+    earlier = "how is the monthly_amount computed?"
+    reply = "It multiplies the seat price by the seats, minus 10% above 50 seats."
+    with FakeOpenAI() as fake:
+        fake.chat_reply = _source_numbers_reply
+        core = _core(
+            OPENAI_API_KEY="sk-test-123456",
+            OPENAI_BASE_URL=fake.base_url,
+            CODECITE_EMBED_MODEL="none",
+        )
+        core.index_repo(str(shop.path), name="shop")
+        core.ask(FOLLOW_UP, CLI, (Turn("user", earlier), Turn("assistant", reply)))
+        messages = fake.bodies("/chat/completions")[-1]["messages"]
+        core.close()
+    roles = [m["role"] for m in messages]
+    assert roles == ["system", "user", "assistant", "user"]
+    assert messages[1]["content"] == earlier and messages[2]["content"] == reply
+    assert f"Question: {FOLLOW_UP}" in messages[3]["content"]
+    # and the sources the model was given were found through the earlier question
+    assert "def monthly_amount" in messages[3]["content"]
 
 
 def test_dm_allowlist(shop):

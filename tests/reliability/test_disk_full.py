@@ -90,7 +90,7 @@ def test_a_full_disk_is_one_line_and_the_index_still_answers(
         with pytest.raises(DiskFullError) as raised:
             core.index_repo(str(shop.path), name="shop")
         assert raised.value.user_message == FULL
-        text = core.run_command("reindex shop", CLI).text
+        text = core.run_command("reindex shop", CLI).final_text(timeout=60)
         assert text == f"• shop: failed: {FULL}"
         assert "incident" not in text
 

@@ -106,7 +106,7 @@ def test_corpus_secrets_never_reach_index_models_answers_or_feedback(make_repo):
         answers = []
         for sample in picked[:8]:
             answer = core.ask(f"what is the value of {sample.env}?", CLI)
-            core.record_answer(CLI, f"what is the value of {sample.env}?", answer)
+            assert answer.answer_id  # recorded for feedback by `ask` itself
             answers.append(answer)
         payloads = json.dumps([r.body for r in fake.requests])
         stored = b"".join(

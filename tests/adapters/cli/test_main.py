@@ -106,3 +106,18 @@ def test_index_is_untouched_by_a_failed_command(indexed):
     before = run(home, "search", "retry", "--json").stdout
     assert run(home, "index", "/nope/nope").returncode == 2
     assert run(home, "search", "retry", "--json").stdout == before
+
+
+def test_reindex_and_the_chat_commands_share_the_table(indexed):
+    home, repo = indexed
+    result = run(home, "reindex", "shop")
+    assert result.returncode == 0, result.stderr
+    assert f"• shop: up to date at {repo.head()[:7]}" in result.stdout
+    chat = run(home, "chat", stdin="/reindex shop\n/help\n/nope\n/quit\n")
+    assert chat.returncode == 0, chat.stderr
+    assert "• shop: up to date" in chat.stdout
+    assert "`/status`: what is indexed" in chat.stdout  # help in the chat's own syntax
+    assert "codecite status" not in chat.stdout
+    assert "Commands: /map [repo], /status, /repos, /reset" in chat.stdout  # for /nope
+    status = run(home, "status")
+    assert "(cli command" in status.stdout  # the runs were logged with their trigger

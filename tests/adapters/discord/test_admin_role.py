@@ -15,9 +15,12 @@ from typing import Any
 
 import pytest
 
+from adapters.discord.context import Admins
+from adapters.discord.settings import discord_config, parse_discord_config
+from adapters.sections import PLATFORM_SECTIONS
 from bot.config import load_file_config
 from bot.core import Context, Core
-from bot.errors import ConfigError
+from bot.errors import ConfigError, PermissionDenied
 from tests.servers.discord_wire import text_channel_payload
 from tests.support.discord_core import build_core
 from tests.support.discord_gateway import (
@@ -56,6 +59,11 @@ def other_guild() -> dict[str, Any]:
     }
 
 
+def read_section(path: Path) -> dict[str, Any]:
+    """`[discord]` as the core keeps it for the adapter (unparsed)."""
+    return load_file_config(path, PLATFORM_SECTIONS).platform_section("discord")
+
+
 def config(tmp_path: Path, body: str) -> Path:
     path = tmp_path / "admin.toml"
     path.write_text(body, encoding="utf-8")
@@ -76,7 +84,7 @@ def guild_core(repos: dict[str, Any], tmp_path: Path) -> Iterator[Core]:
 
 async def reply_to_slash(h: Harness, **kwargs: Any) -> str:
     """With guild_ids, the commands are registered in those servers only (guild commands)."""
-    kwargs.setdefault("guild_command", bool(h.core.config.discord.guild_ids))
+    kwargs.setdefault("guild_command", bool(discord_config(h.core).guild_ids))
     state = h.slash("reindex", {"repo": "demo"}, **kwargs)
     await h.fake.wait_for(lambda: state.messages)
     await h.settle()
@@ -95,9 +103,9 @@ def recorded_contexts(core: Core, monkeypatch: pytest.MonkeyPatch) -> list[Conte
     seen: list[Context] = []
     real = core.run_command
 
-    def run_command(line: str, ctx: Context) -> Any:
+    def run_command(line: Any, ctx: Context, *args: Any) -> Any:
         seen.append(ctx)
-        return real(line, ctx)
+        return real(line, ctx, *args)
 
     monkeypatch.setattr(core, "run_command", run_command)
     return seen
@@ -143,31 +151,30 @@ def test_only_the_role_id_in_a_configured_server_grants_reindex(
         "listed admin, other server",  # `admins` are user ids: they count everywhere
     }
     assert refused == set(outcomes) - granted
-    # What the adapter hands the core: role ids of the asker's own server, never names.
-    assert contexts and all("codecite-admins" not in ctx.roles for ctx in contexts)
-    assert {ctx.roles for ctx in contexts if ctx.guild == str(OTHER_GUILD)} <= {
-        (str(LOOKALIKE_ROLE),),
-        (),
-    }
+    # What the adapter hands the core: its decision, one context per command, in order.
+    assert [ctx.is_admin for ctx in contexts] == [name in granted for name in outcomes]
 
 
-def test_the_core_honours_the_role_only_in_configured_servers(guild_core: Core) -> None:
+def test_the_adapter_honours_the_role_only_in_configured_servers(guild_core: Core) -> None:
+    admins = Admins(guild_core)
     role = str(ADMIN_ROLE_ID)
-    here = Context("discord", "1", "2", str(GUILD_ID), roles=(role,))
-    assert guild_core.is_admin(here)
-    assert not guild_core.is_admin(Context("discord", "1", "2", str(OTHER_GUILD), roles=(role,)))
-    assert not guild_core.is_admin(Context("discord", "1", "2", "", is_dm=True, roles=(role,)))
-    assert not guild_core.is_admin(Context("discord", "1", "2", str(GUILD_ID), roles=("x",)))
-    assert not guild_core.is_admin(Context("slack", "U1", "C1", "T1", roles=(role,)))
-    assert guild_core.is_admin(Context("discord", str(BOB["id"]), "", "", is_dm=True))
+    assert admins("1", str(GUILD_ID), (role,))
+    assert not admins("1", str(OTHER_GUILD), (role,))
+    assert not admins("1", "", (role,))  # a DM: no server, no role
+    assert not admins("1", str(GUILD_ID), ("x",))
+    assert not admins("1", str(GUILD_ID), (str(LOOKALIKE_ROLE),))
+    assert admins(str(BOB["id"]), "", ())  # listed in `admins`: everywhere
+    # The core trusts the flag alone: without it nobody reindexes, admin id or not.
+    with pytest.raises(PermissionDenied):
+        guild_core.reindex("demo", Context("discord", str(BOB["id"]), "2", str(GUILD_ID)))
 
 
 def test_without_guild_ids_no_role_grants_anything_and_the_start_says_so(
     core: Core, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The shared fixture sets admin_role but no guild_ids."""
-    assert core.config.discord.admin_role == str(ADMIN_ROLE_ID)
-    assert not core.config.discord.guild_ids
+    assert discord_config(core).admin_role == str(ADMIN_ROLE_ID)
+    assert not discord_config(core).guild_ids
 
     async def scenario() -> str:
         async with running(core) as h:
@@ -184,7 +191,7 @@ def test_without_guild_ids_no_role_grants_anything_and_the_start_says_so(
 def test_a_role_name_is_a_one_line_config_error(tmp_path: Path, value: str) -> None:
     path = config(tmp_path, f"[discord]\nguild_ids = [{GUILD_ID}]\nadmin_role = {value}\n")
     with pytest.raises(ConfigError) as err:
-        load_file_config(path)
+        parse_discord_config(read_section(path), str(path))
     message = str(err.value)
     assert "\n" not in message and "discord.admin_role" in message and "role id" in message
 
@@ -194,4 +201,4 @@ def test_a_role_name_is_a_one_line_config_error(tmp_path: Path, value: str) -> N
 )
 def test_a_role_id_is_accepted_as_a_string_or_a_number(tmp_path: Path, value: str) -> None:
     path = config(tmp_path, f"[discord]\nguild_ids = [{GUILD_ID}]\nadmin_role = {value}\n")
-    assert load_file_config(path).discord.admin_role == str(ADMIN_ROLE_ID)
+    assert parse_discord_config(read_section(path)).admin_role == str(ADMIN_ROLE_ID)

@@ -197,15 +197,15 @@ def test_busy_bot_says_where_a_question_stands_and_refuses_beyond_the_line(
 
     from bot.runtime.queue import AnswerQueue
 
-    monkeypatch.setattr(core, "queue", AnswerQueue(workers=1, size=1))
+    monkeypatch.setattr(core, "_queue", AnswerQueue(workers=1, size=1))
     release = threading.Event()
     started = threading.Event()
     ask = core.run_command
 
-    def slow(line: str, ctx: Any) -> Any:
+    def slow(line: Any, ctx: Any, *args: Any) -> Any:
         started.set()
         release.wait(timeout=30)
-        return ask(line, ctx)
+        return ask(line, ctx, *args)
 
     monkeypatch.setattr(core, "run_command", slow)
 

@@ -13,7 +13,6 @@ from discord.http import Route
 
 from adapters.discord.client import make_intents
 from adapters.discord.serve import serve_discord
-from bot.config import Settings
 from bot.core import Core
 from bot.errors import ConfigError
 from tests.servers.discord_fake import DiscordFake
@@ -55,7 +54,6 @@ def test_a_rejected_token_stops_with_a_sentence(
     with fake_in_thread() as fake:
         monkeypatch.setenv("DISCORD_TOKEN", "not-the-token")
         monkeypatch.setenv("CODECITE_DISCORD_API_URL", fake.base_url)
-        core.settings = Settings()
         with pytest.raises(ConfigError, match="rejected DISCORD_TOKEN") as info:
             serve_discord(core)
         assert "not-the-token" not in str(info.value)
@@ -84,7 +82,6 @@ def test_a_fatal_gateway_close_stops_with_a_sentence(
         raise discord.ConnectionClosed(_ClosedSocket(), shard_id=None, code=code)  # type: ignore[arg-type]
 
     monkeypatch.setenv("DISCORD_TOKEN", "token")
-    core.settings = Settings()
     monkeypatch.setattr("adapters.discord.serve.CodeciteClient.run", closed)
     with pytest.raises(ConfigError, match=words):
         serve_discord(core)
@@ -97,7 +94,6 @@ def test_other_gateway_closes_are_not_disguised(
         raise discord.ConnectionClosed(_ClosedSocket(), shard_id=None, code=1011)  # type: ignore[arg-type]
 
     monkeypatch.setenv("DISCORD_TOKEN", "token")
-    core.settings = Settings()
     monkeypatch.setattr("adapters.discord.serve.CodeciteClient.run", closed)
     with pytest.raises(discord.ConnectionClosed):
         serve_discord(core)

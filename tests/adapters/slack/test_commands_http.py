@@ -119,7 +119,7 @@ def test_vote_for_an_unknown_answer_is_not_stored(
 def test_busy_pool_says_so_at_once(
     slack: FakeSlack, core: Core, start_app: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(core, "queue", AnswerQueue(workers=1, size=1))
+    monkeypatch.setattr(core, "_queue", AnswerQueue(workers=1, size=1))
     run = start_app()
     driver = Driver(slack, run.server.url())
     gate = Gate()

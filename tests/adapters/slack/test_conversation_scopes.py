@@ -29,7 +29,7 @@ import slack_sdk.http_retry.handler
 from slack_sdk import WebClient
 
 from adapters.slack.conversations import ConversationTypes
-from bot.core import DM_REFUSED, EXTERNAL_REFUSED, UNKNOWN_REFUSED
+from bot.scope import DM_REFUSED, EXTERNAL_REFUSED, UNKNOWN_REFUSED
 from tests.servers.slack_fake import BOT_TOKEN, FakeSlack
 from tests.support.slack_driver import Driver
 

@@ -84,18 +84,18 @@ def test_other_bots_are_answered_when_allowed() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "word", "question"),
+    ("text", "name", "question"),
     [
         ("ask  where is it?", "ask", "where is it?"),
         ("ASK why", "ask", "why"),
-        ("where is it?", "where", "where is it?"),
+        ("where is it?", "ask", "where is it?"),  # a bare question
         ("status", "status", "status"),
-        ("", "", ""),
+        ("", "help", ""),  # a bare /codecite
     ],
 )
-def test_slash_command_words(text: str, word: str, question: str) -> None:
+def test_slash_command_words(text: str, name: str, question: str) -> None:
     cmd = SlashCommand.from_payload({"text": text, "channel_id": "D1", "user_id": "U1"})
-    assert (cmd.word, cmd.question, cmd.channel) == (word, question, "D1")
+    assert (cmd.command.name, cmd.question, cmd.channel) == (name, question, "D1")
 
 
 def test_the_envelope_saying_a_channel_is_shared_beats_the_lookup() -> None:

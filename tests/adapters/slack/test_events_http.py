@@ -89,7 +89,9 @@ def test_citations_link_to_permalinks_for_hosted_repositories(
             c.__class__(c.repo, c.path, c.start_line, c.end_line, f"https://h.test/{c.path}")
             for c in answer.citations
         )
-        return Answer(answer.text, cites, answer.freshness, mode=answer.mode)
+        return Answer(
+            answer.text, cites, answer.freshness, mode=answer.mode, answer_id=answer.answer_id
+        )
 
     monkeypatch.setattr(core, "ask", ask)
     msg = driver.say(QUESTION)
@@ -223,7 +225,9 @@ def test_long_answer_is_split_into_valid_messages_in_the_thread(
         label = answer.citations[0].label
         code = "```python\n" + "\n".join(f"x_{i} = retry({i})" for i in range(900)) + "\n```"
         text = "\n\n".join([f"See {label}. " * 40] * 30 + [code])
-        return Answer(text, answer.citations, answer.freshness, mode="llm")
+        return Answer(
+            text, answer.citations, answer.freshness, mode="llm", answer_id=answer.answer_id
+        )
 
     monkeypatch.setattr(core, "ask", long_ask)
     msg = driver.say(QUESTION)

@@ -27,8 +27,20 @@ from tests.support.slack_driver import CHANNEL, event_body, replies_in
 QUESTION = "where do we retry failed webhooks?"
 
 
+ENV = {
+    "slack_bot_token": "SLACK_BOT_TOKEN",
+    "slack_app_token": "SLACK_APP_TOKEN",
+    "slack_signing_secret": "SLACK_SIGNING_SECRET",
+}
+
+
 def _with(core: Core, monkeypatch: pytest.MonkeyPatch, **update: Any) -> None:
-    monkeypatch.setattr(core, "settings", core.settings.model_copy(update=update))
+    """The Slack adapter reads its own settings from the environment when it starts."""
+    for field, value in update.items():
+        if value is None:
+            monkeypatch.delenv(ENV[field], raising=False)
+        else:
+            monkeypatch.setenv(ENV[field], value.get_secret_value())
 
 
 class Serving:

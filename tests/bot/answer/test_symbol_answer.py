@@ -280,7 +280,7 @@ def test_scope_limits_definitions_sites_and_maps(make_repo):
         repo = make_repo(name)
         _busy_repo(repo)
         core.index_repo(str(repo.path), name=name)
-    core.config = FileConfig.model_validate({"channels": {"C1": {"repos": ["bank"]}}})
+    core.use_config(FileConfig.model_validate({"channels": {"C1": {"repos": ["bank"]}}}))
     channel = Context(platform="slack", user="U1", channel="C1")
 
     answer = core.ask("who calls charge?", channel)

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+from bot.answer.permalinks import permalink
 from bot.errors import SourceError
-from bot.ingest.hosting import is_url, parse_remote, permalink, redact, web_url_for
+from bot.ingest.hosting import is_url, parse_remote, redact, web_url_for
 
 
 @pytest.mark.parametrize(

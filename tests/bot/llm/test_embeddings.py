@@ -108,14 +108,14 @@ def tokens_by_owner(served: list[ServedEmbeddings], traced: Traced) -> dict[str 
 
 
 def ask_all_through_the_queue(core: Core, questions: tuple[str, ...]) -> dict[str, Answer]:
-    tickets = {q: core.queue.submit(lambda q=q: core.ask(q, CLI)) for q in questions}
+    tickets = {q: core.submit(lambda q=q: core.ask(q, CLI)) for q in questions}
     return {q: t.future.result(timeout=60) for q, t in tickets.items()}
 
 
 def test_concurrent_answers_each_report_their_own_embedding_tokens(
     core: Core, fake: FakeOpenAI, traced: Traced
 ) -> None:
-    assert core.queue.workers == 4
+    assert core._queue.workers == 4  # the default line: 4 workers
     already = len(fake.embeddings_served)  # the ingest's
     fake.in_flight_peak = 0
     fake.gate(4)  # the four workers' first embedding requests are held until all are in flight

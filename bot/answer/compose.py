@@ -1,0 +1,126 @@
+"""From a question and the repositories in its scope to an `Answer`.
+
+Retrieval finds the sources; the text is then exact from the symbol table,
+extractive (no model configured), or the model's, with citations resolved
+against the retrieved sources only. Every text is made safe before it leaves.
+"""
+
+from __future__ import annotations
+
+import time
+
+from bot.answer.citations import resolve_citations
+from bot.answer.extractive import extractive_answer
+from bot.answer.permalinks import Permalinker
+from bot.answer.prompts import NOT_ANSWERED, build_messages
+from bot.answer.safety import make_safe
+from bot.answer.symbol_answer import facts_block, map_answer, missing_note, symbol_answer
+from bot.llm.chat import LLM
+from bot.models import Answer, AnswerMode, Citation, Freshness, Question, RepoState, Usage
+from bot.retrieval.prune import Pruner
+from bot.retrieval.retriever import Retrieval, Retriever
+
+FOLLOW_UP_CHARS = 200  # a question shorter than this may lean on the previous one
+PREVIOUS_CHARS = 500  # how much of the previous question is searched along
+
+
+class Composer:
+    """Answers questions and draws repository maps over one retriever (and model, if any)."""
+
+    def __init__(
+        self,
+        retriever: Retriever,
+        llm: LLM | None,
+        *,
+        pruner: Pruner | None = None,
+        max_tokens: int,
+    ) -> None:
+        self.retriever = retriever
+        self.llm = llm
+        self.pruner = pruner
+        self.max_tokens = max_tokens
+
+    def answer(self, question: Question, states: dict[str, RepoState]) -> Answer:
+        """`states`: the indexed repositories in the question's scope (all when unscoped)."""
+        started = time.perf_counter()
+        repos = None if question.scope is None else frozenset(states)
+        retrieval = self.retriever.retrieve(retrieval_text(question), repos)
+        answered_at = time.perf_counter()
+        link = Permalinker(states)
+        text, citations, mode, usage = self._composed(question, retrieval, link)
+        text = make_safe(
+            text,
+            [c.url for c in citations],
+            "\n".join(s.text for s in retrieval.sources),
+        )
+        cited: set[str] = {c.repo for c in citations} or set(states)
+        timings = {
+            **retrieval.timings,
+            "answer": time.perf_counter() - answered_at,
+            "total": time.perf_counter() - started,
+        }
+        return Answer(
+            text=text,
+            citations=citations,
+            freshness=freshness(states, cited),
+            usage=usage,
+            timings=timings,
+            mode=mode,
+        )
+
+    def _composed(
+        self, question: Question, retrieval: Retrieval, link: Permalinker
+    ) -> tuple[str, tuple[Citation, ...], AnswerMode, Usage]:
+        """The answer text: exact from the symbol table, extractive, or the model's."""
+        usage = retrieval.usage
+        facts = retrieval.symbols
+        exact = facts is not None and facts.answerable
+        if exact and facts is not None and self.llm is None:
+            text, citations = symbol_answer(facts, retrieval.sources, link)
+            return text, citations, "extractive", usage
+        if not retrieval.sources and not exact:
+            return _noted(missing_note(facts), NOT_ANSWERED), (), "empty", usage
+        if self.llm is None:
+            terms = (*retrieval.analysis.terms, *retrieval.analysis.exact_terms)
+            text, citations = extractive_answer(terms, retrieval.sources, link)
+            return _noted(missing_note(facts), text), citations, "extractive", usage
+        sources = retrieval.sources
+        if self.pruner is not None:
+            sources, prune_usage = self.pruner.prune(question.text, sources)
+            usage = usage + prune_usage
+        messages = build_messages(
+            question.text, sources, question.conversation, facts=facts_block(facts, sources)
+        )
+        completion = self.llm.complete(messages, max_tokens=self.max_tokens)
+        text, citations = resolve_citations(completion.text, sources, link)
+        usage = usage + Usage(completion.prompt_tokens, completion.completion_tokens)
+        return text, citations, "llm", usage
+
+    def repo_map(self, states: dict[str, RepoState]) -> Answer:
+        """The map of these repositories: directory tree and key symbols."""
+        started = time.perf_counter()
+        maps = self.retriever.symbol_finder.mapper.maps(states.values())
+        text, citations = map_answer(maps, Permalinker(states))
+        return Answer(
+            text=make_safe(text, [c.url for c in citations]),
+            citations=citations,
+            freshness=freshness(states, set(states)),
+            timings={"total": time.perf_counter() - started},
+            mode="extractive",
+        )
+
+
+def retrieval_text(question: Question) -> str:
+    """A follow-up like "and who calls it?" needs the previous question to be searchable."""
+    previous = [t.text for t in question.conversation if t.role == "user"]
+    if previous and len(question.text) < FOLLOW_UP_CHARS:
+        return f"{question.text}\n{previous[-1][:PREVIOUS_CHARS]}"
+    return question.text
+
+
+def _noted(note: str, text: str) -> str:
+    return f"{note} {text}" if note else text
+
+
+def freshness(states: dict[str, RepoState], repos: set[str]) -> tuple[Freshness, ...]:
+    return tuple(states[name].freshness() for name in sorted(repos) if name in states)

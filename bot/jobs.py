@@ -1,0 +1,205 @@
+"""Re-ingest work: one entry for the scheduler, push webhooks and the chat `reindex`.
+
+    line = IngestLine(...)
+    future = line.submit([Target("shop", url, "main")], trigger="schedule", quick=True)
+    outcomes = future.result()   # [("shop", IngestReport | BotError)]
+
+Jobs run on the line's own threads, never on an answer worker, so a long
+reindex cannot hold up questions. Each repository is ingested under its
+cross-process lock (`bot.runtime.locks`) and every run is written to the run
+log, whatever triggered it. `index_repo` is the same locked, logged ingest for
+callers that wait for it themselves (`codecite index`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from bot.config import FileConfig, Settings
+from bot.errors import BotError
+from bot.index.base import Index
+from bot.ingest.pipeline import IngestOptions, Ingestor, IngestReport, Progress
+from bot.ingest.sources import default_name
+from bot.llm.embeddings import Embedder
+from bot.store.base import IngestLocks, RunRecords, SymbolTable
+from bot.store.locks import RepositoryBusy
+from bot.store.runs import Run
+
+log = logging.getLogger(__name__)
+
+WORKERS = 4  # repositories re-ingested at once in one process (each ingest is parallel too)
+
+Outcome = tuple[str, IngestReport | BotError]
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A repository to re-ingest: its name, where it comes from, the branch ("" = default)."""
+
+    name: str
+    location: str
+    branch: str = ""
+
+
+class IngestLine:
+    """Runs ingests under their repository's lock, logs every run, and queues re-ingest jobs."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        index: Index,
+        runs: RunRecords,
+        locks: IngestLocks,
+        config: Callable[[], FileConfig],
+        *,
+        embedder: Embedder | None = None,
+        symbols: SymbolTable | None = None,
+        workers: int = WORKERS,
+    ) -> None:
+        self._settings = settings
+        self._index = index
+        self._runs = runs
+        self._locks = locks
+        self._config = config
+        self._embedder = embedder
+        self._symbols = symbols
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="codecite-ingest")
+
+    def targets(self, names: Sequence[str] | None = None) -> list[Target]:
+        """Configured repositories (and those only recorded in the index), by name."""
+        configured = {r.name: Target(r.name, r.location, r.branch) for r in self._config().repos}
+        recorded = {s.name: Target(s.name, s.source, s.branch) for s in self._index.repo_states()}
+        known = {**recorded, **configured}
+        if names is None:
+            return [known[name] for name in sorted(known)]
+        return [known[name] for name in names if name in known]
+
+    def submit(
+        self,
+        targets: Sequence[Target],
+        *,
+        trigger: str,
+        quick: bool = False,
+        wait: float | None = None,
+        inline: bool = False,
+    ) -> Future[list[Outcome]]:
+        """Re-ingest `targets` in order on the line; each outcome is a report or a BotError.
+
+        A BotError of one repository does not stop the others; any other exception
+        (a bug) fails the future. `wait` and `quick` are those of `index_repo`.
+        `inline`: run in the calling thread instead, for a caller that waits anyway
+        and must stay interruptible (Ctrl-C at the terminal stops the ingest).
+        """
+        if not inline:
+            return self._pool.submit(self._run, tuple(targets), trigger, quick, wait)
+        done: Future[list[Outcome]] = Future()
+        done.set_result(self._run(tuple(targets), trigger, quick, wait))
+        return done
+
+    def _run(
+        self, targets: tuple[Target, ...], trigger: str, quick: bool, wait: float | None
+    ) -> list[Outcome]:
+        outcomes: list[Outcome] = []
+        for target in targets:
+            try:
+                report = self.index_repo(
+                    target.location,
+                    name=target.name,
+                    branch=target.branch or None,
+                    trigger=trigger,
+                    wait=wait,
+                    quick=quick,
+                )
+            except BotError as exc:
+                reason = exc.detail or exc.user_message
+                if isinstance(exc, RepositoryBusy):
+                    log.info("ingest of %s skipped: %s", target.name, reason)
+                else:
+                    log.warning("ingest of %s failed: %s", target.name, reason)
+                outcomes.append((target.name, exc))
+            else:
+                outcomes.append((target.name, report))
+        return outcomes
+
+    def index_repo(
+        self,
+        location: str,
+        *,
+        name: str | None = None,
+        branch: str | None = None,
+        progress: Progress | None = None,
+        trigger: str = "cli",
+        wait: float | None = None,
+        quick: bool = False,
+    ) -> IngestReport:
+        """Ingest what changed, holding the repository's lock; every run is logged for status.
+
+        `wait` bounds how long to wait for another ingest of the same repository
+        (None: as long as it takes; 0: give up at once with RepositoryBusy).
+        `quick` skips all work when the source's commit equals the indexed one.
+        """
+        name = name or default_name(location)
+        with self._locks.hold(name, wait=wait):
+            started = datetime.now(UTC)
+            clock = time.monotonic()
+            run_id = self._runs.begin(name, started, trigger)  # best-effort, like every log write
+            try:
+                report = self._ingest(location, name, branch, progress, quick)
+            except BotError as exc:
+                seconds = time.monotonic() - clock
+                self._runs.finish(run_id, Run.failed(name, started, seconds, trigger, exc))
+                raise
+            except Exception:
+                # A bug, not bad input: status must still show that the run failed.
+                failure = BotError("The ingest failed unexpectedly; see the log.")
+                seconds = time.monotonic() - clock
+                self._runs.finish(run_id, Run.failed(name, started, seconds, trigger, failure))
+                raise
+            self._runs.finish(run_id, Run.from_report(report, started, trigger))
+        return report
+
+    def _ingest(
+        self,
+        location: str,
+        name: str,
+        branch: str | None,
+        progress: Progress | None,
+        quick: bool,
+    ) -> IngestReport:
+        configured = self._config().repo(name)
+        settings = self._settings
+        options = IngestOptions(
+            name=name,
+            branch=branch or (configured.branch if configured else None) or None,
+            include=configured.include if configured else (),
+            exclude=configured.exclude if configured else (),
+            token=settings.github_token.get_secret_value() if settings.github_token else None,
+            max_file_bytes=settings.max_file_bytes,
+        )
+        ingestor = Ingestor(
+            self._index, home=settings.home, embedder=self._embedder, symbols=self._symbols
+        )
+        return ingestor.ingest(location, options, progress, quick=quick)
+
+    def shutdown(self) -> None:
+        """Finish the jobs already accepted (they were promised), then stop the threads."""
+        self._pool.shutdown(wait=True)
+
+
+def then(future: Future[list[Outcome]], render: Callable[[list[Outcome]], str]) -> Future[str]:
+    """A future of `render(result)`, failing as `future` fails."""
+    out: Future[str] = Future()
+
+    def done(source: Future[list[Outcome]]) -> None:
+        try:
+            out.set_result(render(source.result()))
+        except BaseException as exc:  # noqa: BLE001 - handed on to whoever waits
+            out.set_exception(exc)
+
+    future.add_done_callback(done)
+    return out
