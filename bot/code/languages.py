@@ -116,7 +116,7 @@ _OTHER_EXTENSIONS: dict[str, str] = {
     "erb": "template",
 }
 
-# Extensions that are case-sensitive (".R" is R, ".r" too, but see the registry's ".C").
+# Case-sensitive extensions of the types not parsed (C++'s ".C" and ".H" are in the registry).
 _OTHER_EXACT_EXTENSIONS = {"R": "r"}
 
 _OTHER_FILENAMES: dict[str, str] = {
@@ -167,6 +167,7 @@ _SKIPPED_FILENAMES = frozenset(
 )
 _SKIPPED_SUFFIXES = (".min.js", ".min.css", ".map", ".bundle.js")
 
+# The registered languages' names and the others' (tests check that none is claimed twice).
 _EXTENSIONS = {e: lang.name for lang in LANGUAGES for e in lang.extensions} | _OTHER_EXTENSIONS
 _EXACT_EXTENSIONS = {
     e: lang.name for lang in LANGUAGES for e in lang.exact_extensions
