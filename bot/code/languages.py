@@ -2,66 +2,19 @@
 
 `language_for` answers with a short language name, or None when the file is
 not a text format worth indexing (images, archives, lock files, minified
-bundles, unknown extensions). Names in `SYNTAX_LANGUAGES` are chunked along
-definitions with tree-sitter, "markdown" by headings, everything else by line
-windows.
+bundles, unknown extensions). The tree-sitter languages (`SYNTAX_LANGUAGES`)
+name their own files in `bot.code.registry` and are chunked along definitions;
+the file types below are not parsed: "markdown" is chunked by headings,
+everything else by line windows.
 """
 
 from __future__ import annotations
 
-SYNTAX_LANGUAGES = frozenset(
-    {
-        "python",
-        "javascript",
-        "typescript",
-        "tsx",
-        "go",
-        "java",
-        "rust",
-        "c",
-        "cpp",
-        "csharp",
-        "ruby",
-        "php",
-    }
-)
+from bot.code.registry import LANGUAGES, SYNTAX_LANGUAGES
 
-_EXTENSIONS: dict[str, str] = {
-    # chunked along definitions
-    "py": "python",
-    "pyi": "python",
-    "pyw": "python",
-    "js": "javascript",
-    "jsx": "javascript",
-    "mjs": "javascript",
-    "cjs": "javascript",
-    "ts": "typescript",
-    "mts": "typescript",
-    "cts": "typescript",
-    "tsx": "tsx",
-    "go": "go",
-    "java": "java",
-    "rs": "rust",
-    "c": "c",
-    "h": "c",
-    "cc": "cpp",
-    "cpp": "cpp",
-    "cxx": "cpp",
-    "c++": "cpp",
-    "hh": "cpp",
-    "hpp": "cpp",
-    "hxx": "cpp",
-    "h++": "cpp",
-    "ipp": "cpp",
-    "tpp": "cpp",
-    "inl": "cpp",
-    "cs": "csharp",
-    "rb": "ruby",
-    "rake": "ruby",
-    "gemspec": "ruby",
-    "ru": "ruby",
-    "php": "php",
-    "phtml": "php",
+__all__ = ["SYNTAX_LANGUAGES", "language_for"]
+
+_OTHER_EXTENSIONS: dict[str, str] = {
     # chunked by headings
     "md": "markdown",
     "markdown": "markdown",
@@ -163,21 +116,15 @@ _EXTENSIONS: dict[str, str] = {
     "erb": "template",
 }
 
-# Extensions that look like text but are case-sensitive (".C" is C++ by convention).
-_EXACT_EXTENSIONS = {"C": "cpp", "H": "cpp", "R": "r"}
+# Case-sensitive extensions of the types not parsed (C++'s ".C" and ".H" are in the registry).
+_OTHER_EXACT_EXTENSIONS = {"R": "r"}
 
-_FILENAMES: dict[str, str] = {
+_OTHER_FILENAMES: dict[str, str] = {
     "dockerfile": "dockerfile",
     "containerfile": "dockerfile",
     "makefile": "makefile",
     "gnumakefile": "makefile",
     "cmakelists.txt": "cmake",
-    "rakefile": "ruby",
-    "gemfile": "ruby",
-    "guardfile": "ruby",
-    "vagrantfile": "ruby",
-    "podfile": "ruby",
-    "brewfile": "ruby",
     "jenkinsfile": "groovy",
     "procfile": "text",
     "readme": "text",
@@ -219,6 +166,13 @@ _SKIPPED_FILENAMES = frozenset(
     }
 )
 _SKIPPED_SUFFIXES = (".min.js", ".min.css", ".map", ".bundle.js")
+
+# The registered languages' names and the others' (tests check that none is claimed twice).
+_EXTENSIONS = {e: lang.name for lang in LANGUAGES for e in lang.extensions} | _OTHER_EXTENSIONS
+_EXACT_EXTENSIONS = {
+    e: lang.name for lang in LANGUAGES for e in lang.exact_extensions
+} | _OTHER_EXACT_EXTENSIONS
+_FILENAMES = {n: lang.name for lang in LANGUAGES for n in lang.filenames} | _OTHER_FILENAMES
 
 
 def language_for(path: str) -> str | None:

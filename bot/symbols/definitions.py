@@ -21,8 +21,8 @@ from bisect import bisect_right
 
 from tree_sitter import Node
 
-from bot.code.chunking.grammar import Grammar, qualify
-from bot.code.chunking.lines import ENCODING, ENCODING_ERRORS, LineTable
+from bot.code.grammars.base import Grammar, qualify
+from bot.code.lines import ENCODING, ENCODING_ERRORS, LineTable
 from bot.symbols.packed import DefRow
 
 _MAX_NESTING = 32  # definitions inside definitions; deeper ones are not recorded

@@ -1,6 +1,6 @@
 """Definitions and references of one parsed file, for the symbol table.
 
-One tree-sitter query per language (`queries`) runs over the file in C and
+One tree-sitter query per language (`bot.code.queries`) runs over the file in C and
 captures candidate definitions and the names in reference positions; Python
 then only looks at what was captured: `definitions` decides the definitions
 (as the chunker would), `references` reads the names, their lines and calls.
@@ -14,10 +14,11 @@ import logging
 
 from tree_sitter import Node, QueryCursor
 
-from bot.code.chunking import Parsed, analyze_file, parse_file
-from bot.code.chunking.grammars import GRAMMARS
-from bot.code.chunking.lines import LineTable
+from bot.code.chunking import analyze_file
+from bot.code.lines import LineTable
+from bot.code.parse import Parsed, parse_file
 from bot.code.queries import symbol_query
+from bot.code.registry import registered
 from bot.models import Span
 from bot.symbols.definitions import Definitions
 from bot.symbols.model import FileSymbols
@@ -68,16 +69,16 @@ def extract_text(path: str, text: str, language: str) -> PackedSymbols:
 
 def extract_packed(root: Node, src: bytes, table: LineTable, language: str) -> PackedSymbols:
     """`extract` in the compact form ingest keeps (see `packed`)."""
-    grammar = GRAMMARS.get(language)
+    entry = registered(language)
     reader = READERS.get(language)
-    if grammar is None or reader is None:
+    if entry is None or reader is None:
         return EMPTY
     try:
         captures = QueryCursor(symbol_query(language)).captures(root)
     except Exception:  # odd trees must not stop an ingest
         log.warning("could not query a %s file for symbols", language, exc_info=True)
         return EMPTY
-    found = Definitions(grammar, src, table, keep_heads=reader.own_names)
+    found = Definitions(entry.grammar, src, table, keep_heads=reader.own_names)
     try:
         found.add_all(captures.get("def", []))
     except Exception:

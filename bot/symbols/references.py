@@ -1,4 +1,8 @@
-"""The references of one parsed file, read from its symbol query's captures (see `queries`).
+"""The references of one parsed file, read from its symbol query's captures.
+
+The query is the language's `.scm` file (`bot.code.queries`); what becomes of
+its captures (stop names, call shapes) is the language's `ReferenceRules`
+(`bot.code.registry`).
 
 This runs for every captured name of a code base, so the per-node loops only
 read offsets and slice the name; each distinct name is then decoded once and
@@ -20,8 +24,8 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from bot.code.chunking.lines import ENCODING, LineTable
-from bot.code.queries import SPECS, CallShape
+from bot.code.lines import ENCODING, LineTable
+from bot.code.registry import LANGUAGES, CallShape, ReferenceRules
 from bot.symbols.definitions import Heads, in_head
 
 _MIN_NAME = 2
@@ -41,16 +45,17 @@ class Reader:
     type_checks: frozenset[bytes]
     call: CallShape | None
 
+    @classmethod
+    def of(cls, rules: ReferenceRules) -> Reader:
+        return cls(
+            frozenset(w.encode() for w in rules.stop),
+            rules.own_names,
+            frozenset(w.encode() for w in rules.type_checks),
+            rules.call,
+        )
 
-READERS = {
-    name: Reader(
-        frozenset(w.encode() for w in spec.stop),
-        spec.own_names,
-        frozenset(w.encode() for w in spec.type_checks),
-        spec.call,
-    )
-    for name, spec in SPECS.items()
-}
+
+READERS = {language.name: Reader.of(language.references) for language in LANGUAGES}
 
 
 def references(

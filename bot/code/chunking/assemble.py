@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot.code.chunking.budget import ChunkBudget
-from bot.code.chunking.lines import LineTable
+from bot.code.lines import LineTable
 from bot.models import Span
 
 SYMBOL_MAX = 300

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from bot.code.chunking.assemble import Piece, merge, trimmed
 from bot.code.chunking.budget import ChunkBudget
-from bot.code.chunking.lines import LineTable
+from bot.code.lines import LineTable
 from bot.models import Span
 
 PATH_SEPARATOR = " > "

@@ -21,8 +21,8 @@ from tree_sitter import Node
 
 from bot.code.chunking.assemble import Piece, fits, merge, trimmed
 from bot.code.chunking.budget import ChunkBudget
-from bot.code.chunking.grammar import Definition, Grammar, qualify
-from bot.code.chunking.lines import LineTable
+from bot.code.grammars.base import Definition, Grammar, qualify
+from bot.code.lines import LineTable
 from bot.models import Span
 
 HEADER_MAX = 400

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from bot.code.chunking.grammars import GRAMMARS, language
 from bot.code.languages import SYNTAX_LANGUAGES, language_for
+from bot.code.parsers import ts_language
+from bot.code.registry import LANGUAGES
 
 
 @pytest.mark.parametrize(
@@ -84,6 +85,6 @@ def test_files_we_do_not_index(path: str) -> None:
 
 
 def test_every_syntax_language_has_a_working_grammar() -> None:
-    assert set(GRAMMARS) == SYNTAX_LANGUAGES
+    assert {lang.name for lang in LANGUAGES} == SYNTAX_LANGUAGES
     for name in SYNTAX_LANGUAGES:
-        assert language(name).abi_version >= 13
+        assert ts_language(name).abi_version >= 13

@@ -8,8 +8,9 @@ import textwrap
 import pytest
 
 import bot.symbols.definitions as definitions_module
-from bot.code.chunking import ChunkBudget, analyze_file, parse_file
+from bot.code.chunking import ChunkBudget, analyze_file
 from bot.code.languages import language_for
+from bot.code.parse import parse_file
 from bot.symbols.extract import analyze, extract, extract_parsed, extract_text
 from bot.symbols.model import FileSymbols, Reference
 from bot.symbols.packed import EMPTY, CallerMap, PackedSymbols

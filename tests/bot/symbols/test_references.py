@@ -10,12 +10,11 @@ import pytest
 from tree_sitter import Query, QueryCursor
 
 import bot.symbols.references as references_module
-from bot.code import queries
-from bot.code.chunking import parse_file
-from bot.code.chunking.grammars import GRAMMARS
-from bot.code.chunking.grammars import language as ts_language
-from bot.code.languages import language_for
-from bot.code.queries import build_query, symbol_query
+from bot.code.languages import SYNTAX_LANGUAGES, language_for
+from bot.code.parse import parse_file
+from bot.code.parsers import ts_language
+from bot.code.queries import build_query, query_text, symbol_query
+from bot.code.registry import registered
 from bot.symbols.definitions import Definitions
 from bot.symbols.extract import extract_parsed, extract_text
 from bot.symbols.model import FileSymbols
@@ -193,15 +192,17 @@ def test_patterns_a_grammar_does_not_know_are_left_out(caplog):
     ts = ts_language("python")
     with caplog.at_level(logging.INFO, logger="bot.code.queries"):
         query = build_query(
-            ts, "(function_definition) @def", ["(no_such_node) @ref", "(call) @call"]
+            ts,
+            "[(function_definition) (no_such_type)] @def\n(no_such_node) @ref\n(call) @call",
         )
     assert query.pattern_count == 2
-    assert "no_such_node" in caplog.text
+    assert "no_such_node" in caplog.text and "no_such_type" in caplog.text
+    assert sorted(query.capture_name(i) for i in range(query.capture_count)) == ["call", "def"]
 
 
 @pytest.mark.parametrize(
     "path",
-    [p for p in sorted(FIXTURES.iterdir()) if language_for(p.name) in GRAMMARS],
+    [p for p in sorted(FIXTURES.iterdir()) if language_for(p.name) in SYNTAX_LANGUAGES],
     ids=lambda p: p.name,
 )
 def test_fixtures_have_references_but_few_per_line(path):
@@ -215,7 +216,7 @@ def test_fixtures_have_references_but_few_per_line(path):
 
 @pytest.mark.parametrize(
     "path",
-    [p for p in sorted(FIXTURES.iterdir()) if language_for(p.name) in GRAMMARS],
+    [p for p in sorted(FIXTURES.iterdir()) if language_for(p.name) in SYNTAX_LANGUAGES],
     ids=lambda p: p.name,
 )
 def test_definitions_read_from_the_tables_are_the_grammars(path):
@@ -225,9 +226,12 @@ def test_definitions_read_from_the_tables_are_the_grammars(path):
     parsed = parse_file(path.read_text(encoding="utf-8"), language)
     assert parsed is not None
     candidates = QueryCursor(symbol_query(language)).captures(parsed.root)["def"]
+    entry = registered(language)
+    assert entry is not None
+    grammar = entry.grammar
     found = []
     for tables in (True, False):
-        defs = Definitions(GRAMMARS[language], parsed.src, parsed.table, keep_heads=True)
+        defs = Definitions(grammar, parsed.src, parsed.table, keep_heads=True)
         defs.tables = defs.tables and tables
         defs.add_all(candidates)
         found.append((defs.defs, defs.heads))
@@ -235,9 +239,7 @@ def test_definitions_read_from_the_tables_are_the_grammars(path):
     assert found[0][0]
 
 
-@pytest.mark.parametrize("language", sorted(queries.SPECS))
+@pytest.mark.parametrize("language", sorted(SYNTAX_LANGUAGES))
 def test_every_pattern_compiles_in_one_query(language: str) -> None:
     """No language falls back to compiling its patterns one by one (a slow first ingest)."""
-    ts = ts_language(language)
-    definitions = queries._definitions(language, ts)
-    Query(ts, "\n".join([definitions, *queries.SPECS[language].patterns]))
+    Query(ts_language(language), query_text(language))

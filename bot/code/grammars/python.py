@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
-from bot.code.chunking.grammar import Grammar
+from bot.code.grammars.base import Grammar
 
 
 class PythonGrammar(Grammar):

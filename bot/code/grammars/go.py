@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
-from bot.code.chunking.grammar import Definition, Grammar, signature, text, type_name
+from bot.code.grammars.base import Definition, Grammar, signature, text, type_name
 
 _TYPE_KINDS = {"struct_type": "struct", "interface_type": "interface"}
 

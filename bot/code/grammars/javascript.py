@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
-from bot.code.chunking.grammar import Definition, Grammar, signature, text, wrapped
+from bot.code.grammars.base import Definition, Grammar, signature, text, wrapped
 
 _FUNCTION_VALUES = frozenset(
     {"arrow_function", "function_expression", "function", "generator_function"}

@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
-from bot.code.chunking.lines import ENCODING
+from bot.code.lines import ENCODING
 
 SIGNATURE_MAX = 200
 _SIGNATURE_SCAN = 1000  # bytes of a definition's start looked at for its signature

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
-from bot.code.chunking.grammar import Definition, Grammar, signature, text
+from bot.code.grammars.base import Definition, Grammar, signature, text
 
 _SPECIFIERS = {
     "struct_specifier": "struct",

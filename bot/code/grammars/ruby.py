@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from tree_sitter import Node
 
-from bot.code.chunking.grammar import Grammar, text
+from bot.code.grammars.base import Grammar, text
 
 
 class RubyGrammar(Grammar):

@@ -1,0 +1,23 @@
+; Java definitions and references for codecite's symbol table.
+; One pattern per line; lines starting with ';' are comments. Captures are
+; described in bot/code/queries/__init__.py.
+
+; Definitions: the node types of the chunk rules' tables (`kinds`, `wrappers`).
+[(class_declaration) (record_declaration) (interface_declaration) (annotation_type_declaration) (enum_declaration) (method_declaration) (constructor_declaration) (compact_constructor_declaration)] @def
+
+; References: calls, `new`, every type name, field accesses, annotations,
+; imports (scoped identifiers), method references, upper-case objects.
+(method_invocation name: (identifier) @call)
+(object_creation_expression type: (type_identifier) @call)
+(object_creation_expression type: (generic_type (type_identifier) @call))
+(object_creation_expression type: (scoped_type_identifier (type_identifier) @call .))
+(object_creation_expression type: (generic_type (scoped_type_identifier (type_identifier) @call .)))
+(type_identifier) @ref
+(field_access field: (identifier) @ref)
+(field_access object: (identifier) @object)
+(method_invocation object: (identifier) @object)
+(marker_annotation name: (identifier) @ref)
+(annotation name: (identifier) @ref)
+(scoped_identifier name: (identifier) @ref)
+(method_reference (identifier) @ref .)
+(method_reference . (identifier) @object)

@@ -1,0 +1,25 @@
+; Python definitions and references for codecite's symbol table.
+; One pattern per line; lines starting with ';' are comments. Captures are
+; described in bot/code/queries/__init__.py.
+
+; Definitions: the node types of the chunk rules' tables (`kinds`, `wrappers`).
+[(function_definition) (class_definition) (decorated_definition)] @def
+
+; References (one node type, `identifier`, for every name): calls, attribute
+; names (@member: a call when `(` follows), names in `import` statements (every
+; dotted segment), decorators, annotations (`x: Foo`, `-> list[Bar]`), base
+; classes and keyword bases (`metaclass=Meta`), `except` clauses and `raise E`.
+; The class arguments of `isinstance`/`issubclass` are read from the tree at
+; those calls only (a predicate here would cost more). An attribute's plain-name
+; object is not captured (`os.path`: `os` is its import; `text.split()`: a
+; variable).
+(call function: (identifier) @call)
+(attribute attribute: (identifier) @member)
+(dotted_name (identifier) @ref)
+(decorator (identifier) @ref)
+(type (identifier) @ref)
+(generic_type (identifier) @ref)
+(class_definition superclasses: (argument_list (identifier) @ref))
+(class_definition superclasses: (argument_list (keyword_argument value: (identifier) @ref)))
+(except_clause value: [(identifier) @ref (tuple (identifier) @ref) (as_pattern . [(identifier) @ref (tuple (identifier) @ref)])])
+(raise_statement (identifier) @ref)

@@ -1,0 +1,34 @@
+; TypeScript definitions and references for codecite's symbol table.
+; One pattern per line; lines starting with ';' are comments. Captures are
+; described in bot/code/queries/__init__.py.
+
+; Definitions: the node types of the chunk rules' tables (`kinds`, `wrappers`),
+; then shapes their `special` hook accepts; the rules have the last word, so
+; a pattern here may only ever match more.
+[(function_declaration) (generator_function_declaration) (class_declaration) (abstract_class_declaration) (method_definition) (interface_declaration) (enum_declaration) (internal_module) (module) (ambient_declaration)] @def
+(export_statement) @def
+(lexical_declaration (variable_declarator value: [(arrow_function) (function_expression) (generator_function) (class)])) @def
+(variable_declaration (variable_declarator value: [(arrow_function) (function_expression) (generator_function) (class)])) @def
+(public_field_definition value: [(arrow_function) (function_expression) (generator_function) (class)]) @def
+(expression_statement (assignment_expression right: [(arrow_function) (function_expression) (generator_function) (class)])) @def
+
+; References: calls, `new`, member names, imported and exported names,
+; `extends` (TypeScript's `extends_clause`) and `instanceof` operands, every
+; type name (`type_identifier`), upper-case objects of a member access.
+(call_expression function: (identifier) @call)
+(call_expression function: (member_expression property: (property_identifier) @call))
+(call_expression function: (member_expression property: (private_property_identifier) @call))
+(new_expression constructor: (identifier) @call)
+(new_expression constructor: (member_expression property: (property_identifier) @call))
+(member_expression property: (property_identifier) @ref)
+(member_expression property: (private_property_identifier) @ref)
+(member_expression object: (identifier) @object)
+(binary_expression operator: "instanceof" right: (identifier) @ref)
+(import_specifier name: (identifier) @ref)
+(import_clause (identifier) @ref)
+(namespace_import (identifier) @ref)
+(export_specifier name: (identifier) @ref)
+(decorator (identifier) @ref)
+(extends_clause value: (identifier) @ref)
+(type_identifier) @ref
+(nested_type_identifier module: (identifier) @ref)

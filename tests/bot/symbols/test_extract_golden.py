@@ -1,0 +1,64 @@
+"""Golden definitions and references for the polyglot fixture repo, every language.
+
+On a mismatch the test prints a unified diff. After checking a change by eye,
+regenerate with `UPDATE_GOLDEN=1 pytest tests/bot/symbols/test_extract_golden.py`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+
+from bot.code.languages import language_for
+from bot.symbols.extract import extract_text
+
+HERE = Path(__file__).resolve().parent
+FIXTURES = HERE.parents[1] / "fixtures" / "polyglot"
+GOLDEN = HERE / "golden" / "polyglot_symbols.txt"
+
+
+def render() -> str:
+    out = [
+        "# Symbols of tests/fixtures/polyglot: definitions (lines, kind, symbol), then",
+        "# references (name: line, with * for a call, and the calling definition).",
+        "# Regenerate: UPDATE_GOLDEN=1 pytest tests/bot/symbols/test_extract_golden.py",
+    ]
+    for path in sorted(FIXTURES.iterdir()):
+        language = language_for(path.name) or "text"
+        found = extract_text(path.name, path.read_text(encoding="utf-8"), language)
+        symbols = found.to_file_symbols()
+        out.append("")
+        out.append(f"== {path.name} ({language})")
+        for d in symbols.definitions:
+            lines = f"{d.start_line}-{d.end_line}"
+            out.append(f"{lines:>9}  {d.kind:<9}  {d.symbol}")
+        for r in symbols.references:
+            call = "*" if r.call else " "
+            out.append(f"  ref {r.name}: {r.line}{call} {r.caller}".rstrip())
+    return "\n".join(out) + "\n"
+
+
+def test_polyglot_symbols_match_golden() -> None:
+    actual = render()
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        GOLDEN.write_text(actual, encoding="utf-8")
+    expected = GOLDEN.read_text(encoding="utf-8") if GOLDEN.exists() else ""
+    if actual != expected:
+        diff = difflib.unified_diff(
+            expected.splitlines(keepends=True),
+            actual.splitlines(keepends=True),
+            "golden/polyglot_symbols.txt",
+            "actual",
+        )
+        raise AssertionError("symbols changed (UPDATE_GOLDEN=1 to accept):\n" + "".join(diff))
+
+
+def test_golden_has_symbols_in_every_syntax_language() -> None:
+    text = GOLDEN.read_text(encoding="utf-8")
+    blocks = [b for b in text.split("\n== ")[1:] if "\n" in b.strip()]
+    languages = {b.split("(", 1)[1].split(")", 1)[0] for b in blocks if "  ref " in b}
+    assert languages >= {
+        "python", "javascript", "typescript", "tsx", "go", "java", "rust", "c", "cpp",
+        "csharp", "ruby", "php",
+    }  # fmt: skip
