@@ -6,7 +6,7 @@
 
 Jobs run on the line's own threads, never on an answer worker, so a long
 reindex cannot hold up questions. Each repository is ingested under its
-cross-process lock (`bot.runtime.locks`) and every run is written to the run
+cross-process lock (`stores.locks`) and every run is written to the run
 log, whatever triggered it. `index_repo` is the same locked, logged ingest for
 callers that wait for it themselves (`codecite index`).
 """

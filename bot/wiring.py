@@ -68,7 +68,7 @@ def make_symbols(settings: Settings, stores: StoreSet | None = None) -> SymbolTa
     A damaged file is set aside and a new one started (see `bot.store.sqlite`); the next
     ingest refills it.
     """
-    from bot.symbols.store import SymbolStore
+    from bot.store.symbols.table import SymbolStore
 
     try:
         if stores is not None:

@@ -34,11 +34,11 @@ from bot.index.base import ChangeSet, Index
 from bot.ingest.probe import current_commit
 from bot.ingest.secrets import scrub
 from bot.ingest.sources import Source, SourceFile, default_name, open_source
+from bot.ingest.symbol_sync import SymbolSync
 from bot.llm.embeddings import Embedded, Embedder
 from bot.models import Chunk, FileDoc, FileEntry, RepoState, Span
 from bot.store.base import SymbolTable
 from bot.symbols.extract import analyze
-from bot.symbols.sync import SymbolSync
 
 log = logging.getLogger(__name__)
 

@@ -49,7 +49,7 @@ _Line = tuple[str, str, int]  # repo, path, line
 
 
 class SymbolLookup(Protocol):
-    """The part of the symbol store (`bot.symbols.store.SymbolStore`) these answers use."""
+    """The part of the symbol store (`bot.store.symbols.table.SymbolStore`) these answers use."""
 
     def definitions(
         self, name: str, *, repos: frozenset[str] | None, limit: int = 20

@@ -76,7 +76,7 @@ class LocalStores:
 
     @property
     def symbols(self) -> SymbolTable:
-        from bot.symbols.store import SymbolStore
+        from bot.store.symbols.table import SymbolStore
 
         return self._part(SYMBOLS, lambda: SymbolStore(self._symbols_path))
 

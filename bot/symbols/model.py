@@ -4,7 +4,7 @@ Per file, tree-sitter gives every definition (qualified the way chunks are:
 `Outer.Inner.method`) and the references to names that its language's rules
 record (calls, member accesses, types, imports; not plain variables: see
 `bot.code.queries`), calls marked, with the enclosing definition as the
-caller. The store (`bot.symbols.store`) keeps them per repository and answers
+caller. The store (`bot.store.symbols.table`) keeps them per repository and answers
 "where is X defined", "who calls X" and "which symbols matter most" exactly.
 """
 

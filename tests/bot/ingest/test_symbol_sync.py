@@ -6,12 +6,12 @@ import logging
 
 import pytest
 
-import bot.symbols.sync as sync
+import bot.ingest.symbol_sync as sync
 from bot.config import FileConfig, Settings
 from bot.core import Core
 from bot.errors import StoreError
+from bot.store.symbols.table import SymbolStore
 from bot.symbols.extract import extract_text
-from bot.symbols.store import SymbolStore
 from bot.wiring import make_symbols, symbols_path
 from tests.support.shop import BILLING, WEBHOOKS, build_shop, line_of
 

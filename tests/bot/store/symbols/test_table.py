@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from bot.errors import StoreError
-from bot.symbols import schema
+from bot.store.symbols import schema
+from bot.store.symbols.table import SymbolStore
 from bot.symbols.extract import extract_text
 from bot.symbols.model import Definition, FileSymbols, Reference, SymbolDef
 from bot.symbols.packed import PackedSymbols
-from bot.symbols.store import SymbolStore
 
 MODELS = """
 class Session:

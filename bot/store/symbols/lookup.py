@@ -12,10 +12,10 @@ import re
 import sqlite3
 from pathlib import PurePosixPath
 
-from bot.symbols import schema
+from bot.store.symbols import schema
+from bot.store.symbols.ranking import FileNames, rank
 from bot.symbols.model import RankedSymbol, SymbolDef, SymbolRef
 from bot.symbols.packed import CallerMap, folded_indexes, name_index, site_codes, site_count
-from bot.symbols.ranking import FileNames, rank
 
 _TOKEN = re.compile(r"[\w" + re.escape(schema.NAME_CHARS) + r"]+")
 _DEF_COLUMNS = "f.repo, f.path, d.name, d.symbol, d.kind, d.start_line, d.end_line"

@@ -35,7 +35,7 @@ from pathlib import Path
 from bot.errors import StoreError
 from bot.store.snapshots import SnapshotReaders
 from bot.store.sqlite import SqliteFile
-from bot.symbols import lookup, schema
+from bot.store.symbols import lookup, schema
 from bot.symbols.model import FileSymbols, RankedSymbol, SymbolDef, SymbolRef
 from bot.symbols.packed import PackedSymbols
 
