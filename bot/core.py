@@ -38,7 +38,7 @@ from bot.runtime.limits import Limiter
 from bot.runtime.queue import AnswerQueue, Ticket
 from bot.scope import narrowed, scope_for, states_in_scope, validated
 from bot.store import StoreSet
-from bot.store.base import FeedbackRecords, SymbolTable
+from bot.store.base import CommandHashes, EventClaims, FeedbackRecords, SymbolTable
 from bot.store.records import FeedbackRow
 from bot.wiring import make_embedder, make_index, make_llm, make_stores, make_symbols
 
@@ -157,6 +157,15 @@ class Core:
     def config(self) -> FileConfig:
         """codecite.toml as last applied; a frozen value (change it with `use_config`)."""
         return self._config
+
+    def event_claims(self) -> EventClaims:
+        """Exactly-once claims on incoming events (a platform's retries), shared by every
+        process that uses this core's store."""
+        return self.stores.claims
+
+    def command_hashes(self, name: str, what: str) -> CommandHashes:
+        """Where an adapter keeps the hash of what it last registered with its platform."""
+        return self.stores.command_hashes(name, what)
 
     def channel_config(self, channel: str) -> ChannelConfig | None:
         return self._config.channels.get(channel) if channel else None

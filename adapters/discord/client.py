@@ -63,7 +63,7 @@ class CodeciteClient(discord.Client):
         if self.application_id is None:
             log.warning("no application id after login; application commands not registered")
             return
-        await CommandSync(self.core.stores.command_hashes(STATE_NAME, WHAT)).sync(
+        await CommandSync(self.core.command_hashes(STATE_NAME, WHAT)).sync(
             self.tree, self.application_id, config.guild_ids
         )
 

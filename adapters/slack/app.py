@@ -84,7 +84,7 @@ def build_bot(
     except (SlackClientError, OSError) as exc:
         listeners.shutdown()
         raise ServiceUnavailable("Slack could not be reached; is the network up?") from exc
-    handlers = SlackHandlers(core, client, dedupe=EventDedupe(core.stores.claims))
+    handlers = SlackHandlers(core, client, dedupe=EventDedupe(core.event_claims()))
     handlers.register(app)
     return SlackBot(app=app, handlers=handlers, listeners=listeners)
 

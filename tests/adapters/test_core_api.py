@@ -13,7 +13,7 @@ from pathlib import Path
 import adapters
 
 INTERNALS = re.compile(
-    r"\bcore\.(index|symbols|feedback|runs|llm|embedder|retriever|pruner|_\w+)\b"
+    r"\bcore\.(index|symbols|feedback|runs|stores|llm|embedder|retriever|pruner|_\w+)\b"
 )
 
 
