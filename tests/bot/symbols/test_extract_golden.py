@@ -12,9 +12,9 @@ from pathlib import Path
 
 from bot.code.languages import language_for
 from bot.symbols.extract import extract_text
+from tests.support.paths import POLYGLOT
 
 HERE = Path(__file__).resolve().parent
-FIXTURES = HERE.parents[1] / "fixtures" / "polyglot"
 GOLDEN = HERE / "golden" / "polyglot_symbols.txt"
 
 
@@ -24,7 +24,7 @@ def render() -> str:
         "# references (name: line, with * for a call, and the calling definition).",
         "# Regenerate: UPDATE_GOLDEN=1 pytest tests/bot/symbols/test_extract_golden.py",
     ]
-    for path in sorted(FIXTURES.iterdir()):
+    for path in sorted(POLYGLOT.iterdir()):
         language = language_for(path.name) or "text"
         found = extract_text(path.name, path.read_text(encoding="utf-8"), language)
         symbols = found.to_file_symbols()
