@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterable
 from datetime import datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -187,11 +188,7 @@ class IngestScheduler:
 
     def repo_for_remote(self, clone_urls: set[str]) -> str | None:
         """The configured repository whose URL is one of the pushed repository's URLs."""
-        normal = {_normal_url(u) for u in clone_urls if u}
-        for repo in self._configured.values():
-            if repo.url and _normal_url(repo.url) in normal:
-                return repo.name
-        return None
+        return repo_for_remote(self._configured.values(), clone_urls)
 
     def _on_event(self, event: JobEvent) -> None:
         job_id = getattr(event, "job_id", "")
@@ -213,6 +210,15 @@ class IngestScheduler:
     def shutdown(self) -> None:
         if self.scheduler.running:
             self.scheduler.shutdown(wait=False)
+
+
+def repo_for_remote(repos: Iterable[RepoConfig], clone_urls: set[str]) -> str | None:
+    """The repository (of `repos`) whose URL is one of a pushed repository's URLs."""
+    normal = {_normal_url(u) for u in clone_urls if u}
+    for repo in repos:
+        if repo.url and _normal_url(repo.url) in normal:
+            return repo.name
+    return None
 
 
 def _normal_url(url: str) -> str:

@@ -2,11 +2,25 @@
 
 `serve` starts the chat adapters the environment is configured for (with no
 flag, every adapter whose token is set) and, unless told not to, the
-re-ingest scheduler and the push-webhook receiver. With both adapters, Slack
-runs in a thread and Discord owns the main thread's event loop; if the Slack
-thread dies, the process is asked to stop (SIGTERM) so that its supervisor
-restarts it whole rather than leaving half a bot running. `schedule` runs
-only the scheduler (and webhooks), for a separate worker process.
+re-ingest scheduler. With both adapters, Slack runs in a thread and Discord
+owns the main thread's event loop; if the Slack thread dies, the process is
+asked to stop (SIGTERM) so that its supervisor restarts it whole rather than
+leaving half a bot running. `schedule` runs only the scheduler, for a separate
+worker process.
+
+Each process has at most one HTTP server (adapters/common/http_routes.py):
+`GET /healthz`, `GET /readyz`, and with CODECITE_WEBHOOK_SECRET `POST
+/webhooks/github`; Slack's HTTP mode adds `/slack/events`. Its port:
+
+- `serve`, Slack in HTTP mode: `--port`, else `$PORT`, else 3000;
+- `serve`, Socket Mode or Discord: `--port`, else `$PORT`; else, when the scheduler
+  runs here and the secret is set, the webhook port (`--webhook-port`,
+  `CODECITE_WEBHOOK_PORT`, 8787); else no server;
+- `schedule`: `--webhook-port`, else `$PORT`, else the webhook port when the secret
+  is set; else no server.
+
+A push re-ingests through the scheduler of the process when it has one, else
+straight on the Core's ingest line (`DirectReindex`).
 """
 
 from __future__ import annotations
@@ -18,6 +32,9 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from adapters.common.http_routes import Route, RoutedServer, health_routes, start_routed
+from adapters.schedule import IngestScheduler
+from adapters.webhook import DirectReindex, webhook_route
 from bot.core import Core
 from bot.errors import ConfigError
 
@@ -34,28 +51,44 @@ def serve(
     webhook_port: int | None = None,
 ) -> int:
     slack, discord = _adapters(core, slack, discord)
-    with _background_ingest(core, enabled=schedule, webhook_port=webhook_port):
-        if slack and discord:
-            from adapters.discord.serve import serve_discord
-            from adapters.slack.serve import serve_slack
+    web_port = port if port is not None else core.settings.port
+    has_web = web_port is not None or (slack and _slack_http_mode())
+    with _scheduler(core, enabled=schedule) as scheduler:
+        routes = push_routes(core, scheduler)
+        fallback = None if has_web or scheduler is None else _webhook_port(core, webhook_port)
+        # Discord alone (or Socket Mode with no port) binds what Slack's HTTP mode would.
+        alone = None if slack else web_port
+        with _listening([*health_routes(core.readiness), *routes], alone or fallback):
+            if slack and discord:
+                from adapters.discord.serve import serve_discord
+                from adapters.slack.serve import serve_slack
 
-            thread = threading.Thread(
-                target=_stop_process_when_done,
-                args=(lambda: serve_slack(core, port=port), "Slack"),
-                name="slack",
-                daemon=True,
-            )
-            thread.start()
-            serve_discord(core)
-        elif slack:
-            from adapters.slack.serve import serve_slack
+                thread = threading.Thread(
+                    target=_stop_process_when_done,
+                    args=(lambda: serve_slack(core, port=port, routes=routes), "Slack"),
+                    name="slack",
+                    daemon=True,
+                )
+                thread.start()
+                serve_discord(core)
+            elif slack:
+                from adapters.slack.serve import serve_slack
 
-            serve_slack(core, port=port)
-        else:
-            from adapters.discord.serve import serve_discord
+                serve_slack(core, port=port, routes=routes)
+            else:
+                from adapters.discord.serve import serve_discord
 
-            serve_discord(core)
+                serve_discord(core)
     return 0
+
+
+def push_routes(core: Core, scheduler: IngestScheduler | None) -> list[Route]:
+    """The push-webhook route when CODECITE_WEBHOOK_SECRET is set (else none)."""
+    secret = core.settings.webhook_secret
+    if secret is None:
+        return []
+    target = scheduler if scheduler is not None else DirectReindex(core)
+    return [webhook_route(target, secret.get_secret_value())]
 
 
 def _stop_process_when_done(run: Callable[[], None], name: str) -> None:
@@ -73,8 +106,13 @@ def run_scheduler(core: Core, *, webhook_port: int | None = None) -> int:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    with _background_ingest(core, enabled=True, webhook_port=webhook_port):
-        stop.wait()
+    with _scheduler(core, enabled=True) as scheduler:
+        routes = push_routes(core, scheduler)
+        port = webhook_port if webhook_port is not None else core.settings.port
+        if port is None and routes:
+            port = core.settings.webhook_port
+        with _listening([*health_routes(core.readiness), *routes], port):
+            stop.wait()
     return 0
 
 
@@ -98,27 +136,42 @@ def _adapters(core: Core, slack: bool, discord: bool) -> tuple[bool, bool]:
     return slack, discord
 
 
-@contextmanager
-def _background_ingest(core: Core, *, enabled: bool, webhook_port: int | None) -> Iterator[None]:
-    """The scheduler (when codecite.toml lists repositories) and, with a secret, webhooks."""
-    if not enabled or not core.config.repos:
-        yield
-        return
-    from adapters.schedule import IngestScheduler
-    from adapters.webhook import WebhookServer
+def _slack_http_mode() -> bool:
+    from adapters.slack.settings import SlackSettings
 
+    return SlackSettings.load().app_token is None
+
+
+def _webhook_port(core: Core, flag: int | None) -> int | None:
+    """Where push webhooks go in a process with no web port: only with the secret set."""
+    if core.settings.webhook_secret is None:
+        return None
+    return flag if flag is not None else core.settings.webhook_port
+
+
+@contextmanager
+def _listening(routes: list[Route], port: int | None) -> Iterator[RoutedServer | None]:
+    """The process's HTTP server on `port` for the body of the `with` (none for None)."""
+    if port is None:
+        yield None
+        return
+    server = start_routed(routes, port=port)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@contextmanager
+def _scheduler(core: Core, *, enabled: bool) -> Iterator[IngestScheduler | None]:
+    """The re-ingest scheduler, when enabled and codecite.toml lists repositories."""
+    if not enabled or not core.config.repos:
+        yield None
+        return
     scheduler = IngestScheduler(core)
     scheduler.install()
     scheduler.start()
-    webhooks = None
-    secret = core.settings.webhook_secret
-    if secret is not None:
-        port = webhook_port if webhook_port is not None else core.settings.webhook_port
-        webhooks = WebhookServer(scheduler, secret.get_secret_value(), port=port)
-        webhooks.start()
     try:
-        yield
+        yield scheduler
     finally:
-        if webhooks is not None:
-            webhooks.stop()
         scheduler.shutdown()

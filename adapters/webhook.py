@@ -2,7 +2,10 @@
 
 `POST /webhooks/github` with `X-Hub-Signature-256: sha256=<hex HMAC of the raw
 body with CODECITE_WEBHOOK_SECRET>`. A push to a configured repository runs
-its job now. `GET /healthz` answers 200 for load balancers.
+its job now: through the in-process scheduler when there is one, else straight on
+the Core's ingest line (`DirectReindex`, the `web` process). The route sits on the
+process's one HTTP server (`webhook_route`, beside /healthz and /readyz), or on
+a port of its own (`WebhookServer`) in a process that has no web port.
 
 The server lives under the same limits as the Slack HTTP server
 (adapters/common/http_limits.py): a bounded number of connections (503 beyond), a
@@ -20,22 +23,22 @@ import hmac
 import json
 import logging
 import re
-import threading
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
-from adapters.common.http_handler import GuardedHandler
-from adapters.common.http_limits import BoundedServer, HTTPLimits, Refusal, describe_body
-from adapters.schedule import IngestScheduler
+from adapters.common.http_handler import JSON, GuardedHandler
+from adapters.common.http_limits import HTTPLimits, Refusal, describe_body
+from adapters.common.http_routes import Route, RoutedServer, health_routes
+from adapters.schedule import repo_for_remote
+from bot.core import Core
 
 log = logging.getLogger(__name__)
 
 MAX_BODY = 5_000_000  # GitHub caps payloads at 25 MB; pushes are far smaller
 PATH = "/webhooks/github"
-HEALTH_PATH = "/healthz"
 LABEL = "webhooks"  # how its log lines name this server
 # GitHub's deliveries are few, but their payloads large and its timeout 10 s.
 LIMITS = HTTPLimits(max_connections=32, request_timeout=30.0, max_body=MAX_BODY)
-POLL_SECONDS = 0.1  # how soon stop() takes effect
 
 _SIGNATURE = re.compile(r"sha256=[0-9a-f]{64}")  # GitHub sends a lowercase hex digest
 
@@ -62,97 +65,99 @@ def clone_urls(payload: dict[str, Any]) -> set[str]:
     return {str(repo[k]) for k in keys if isinstance(repo, dict) and repo.get(k)}
 
 
-class WebhookServer:
+class PushTarget(Protocol):
+    """What a push webhook needs: the configured repository a push names, and a way to
+    re-ingest it now (the in-process scheduler, or `DirectReindex`)."""
+
+    def repo_for_remote(self, clone_urls: set[str]) -> str | None: ...
+    def trigger_now(self, name: str) -> bool: ...
+
+
+class DirectReindex:
+    """A process without a scheduler (the `web` process) re-ingests on the Core's ingest line."""
+
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    def repo_for_remote(self, clone_urls: set[str]) -> str | None:
+        return repo_for_remote(self.core.config.repos, clone_urls)
+
+    def trigger_now(self, name: str) -> bool:
+        if self.core.config.repo(name) is None:
+            return False
+        # Waits for an ingest of it that is under way: that one may predate the push.
+        self.core.reindex_repo(name, trigger="webhook", quick=True)
+        return True
+
+
+def webhook_route(target: PushTarget, secret: str, *, limits: HTTPLimits = LIMITS) -> Route:
+    """`POST /webhooks/github`, verified before its body is parsed; refusals in JSON."""
+    key = secret.encode()
+
+    def handle(request: GuardedHandler, query: str) -> None:
+        length = request.body_length()
+        if length is None:
+            return
+        signature = request.headers.get("X-Hub-Signature-256")
+        reason = signature_refusal(signature)
+        if reason is not None or signature is None:
+            request.refuse(Refusal(401, reason or "unsigned"), f"{length} bytes declared")
+            return
+        body = request.read_body(length)
+        if body is None:
+            return
+        if not signature_ok(key, body, signature):
+            request.refuse(Refusal(401, "signature mismatch"), describe_body(body))
+            return
+        payload = _json_object(body)
+        if payload is None:
+            request.refuse(Refusal(400, "body is not a JSON object"), describe_body(body))
+            return
+        try:
+            status, reply = _handle_event(
+                target, request.headers.get("X-GitHub-Event", ""), payload
+            )
+        except Exception:  # a fault of ours or the scheduler's, not the sender's
+            log.exception("%s: a signed delivery could not be handled", LABEL)
+            status, reply = 500, {"error": "internal error"}
+        request.send(status, reply, JSON)
+
+    return Route("POST", PATH, handle, limits=limits, json=True)
+
+
+class WebhookServer(RoutedServer):
+    """Push webhooks and health on a port of their own (a process with no web port)."""
+
     def __init__(
         self,
-        scheduler: IngestScheduler,
+        target: PushTarget,
         secret: str,
         *,
         port: int,
         host: str = "0.0.0.0",  # noqa: S104 - GitHub must reach it; every request is signed
         limits: HTTPLimits = LIMITS,
+        readiness: Callable[[], str] = lambda: "",
     ) -> None:
-        attributes = {"scheduler": scheduler, "secret": secret.encode(), "limits": limits}
-        handler = type("Handler", (_Handler,), attributes)
-        self._server = BoundedServer((host, port), handler, limits.max_connections, name=LABEL)
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
+        routes = [*health_routes(readiness), webhook_route(target, secret, limits=limits)]
+        super().__init__(routes, host=host, port=port, limits=limits, label=LABEL)
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._serve, name="webhooks", daemon=True)
-        self._thread.start()
+        super().start()
         log.info("push webhooks on :%d%s", self.port, PATH)
 
-    def _serve(self) -> None:
-        self._server.serve_forever(poll_interval=POLL_SECONDS)
 
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-
-
-class _Handler(GuardedHandler):
-    scheduler: IngestScheduler
-    secret: bytes
-    label = LABEL
-    limits = LIMITS
-
-    def do_GET(self) -> None:
-        if self._route()[0] == HEALTH_PATH:
-            self._reply(200, {"ok": True})
-        else:
-            self._reply(404, {"error": "not found"})
-
-    def do_POST(self) -> None:
-        if self._route()[0] != PATH:
-            self._refuse(Refusal(404, "not found"))
-            return
-        length = self._declared_length()
-        if length is None:
-            return
-        signature = self.headers.get("X-Hub-Signature-256")
-        reason = signature_refusal(signature)
-        if reason is not None or signature is None:
-            self._refuse(Refusal(401, reason or "unsigned"), f"{length} bytes declared")
-            return
-        body = self._read_body(length)
-        if body is None:
-            return
-        if not signature_ok(self.secret, body, signature):
-            self._refuse(Refusal(401, "signature mismatch"), describe_body(body))
-            return
-        payload = _json_object(body)
-        if payload is None:
-            self._refuse(Refusal(400, "body is not a JSON object"), describe_body(body))
-            return
-        try:
-            status, reply = self._handle_event(self.headers.get("X-GitHub-Event", ""), payload)
-        except Exception:  # a fault of ours or the scheduler's, not the sender's
-            log.exception("%s: a signed delivery could not be handled", LABEL)
-            status, reply = 500, {"error": "internal error"}
-        self._reply(status, reply)
-
-    def _handle_event(self, event: str, payload: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        if event == "ping":
-            return 200, {"ok": True}
-        if event != "push":
-            return 202, {"ignored": event}
-        name = self.scheduler.repo_for_remote(clone_urls(payload))
-        if name is None or not self.scheduler.trigger_now(name):
-            return 404, {"error": "repository not configured"}
-        log.info("push webhook: re-ingesting %s now", name)
-        return 202, {"scheduled": name}
-
-    def _send_refusal(self, status: int, text: str) -> None:
-        self._reply(status, {"error": text})
-
-    def _reply(self, status: int, payload: dict[str, Any]) -> None:
-        self._send(status, payload, {"Content-Type": "application/json"})
+def _handle_event(
+    target: PushTarget, event: str, payload: dict[str, Any]
+) -> tuple[int, dict[str, Any]]:
+    if event == "ping":
+        return 200, {"ok": True}
+    if event != "push":
+        return 202, {"ignored": event}
+    name = target.repo_for_remote(clone_urls(payload))
+    if name is None or not target.trigger_now(name):
+        return 404, {"error": "repository not configured"}
+    log.info("push webhook: re-ingesting %s now", name)
+    return 202, {"scheduled": name}
 
 
 def _json_object(body: bytes) -> dict[str, Any] | None:

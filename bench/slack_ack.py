@@ -159,9 +159,12 @@ def _single_threaded(app: Any) -> tuple[str, Callable[[], None]]:
     """The same handler on a one-request-at-a-time server, as Bolt's `App.start()` runs."""
     from http.server import HTTPServer
 
-    from adapters.slack.http_server import EVENTS_PATH, _handler
+    from adapters.common.http_limits import HTTPLimits
+    from adapters.common.http_routes import routed_handler
+    from adapters.slack.http_server import EVENTS_PATH, slack_route
 
-    server = HTTPServer(("127.0.0.1", 0), _handler(app, EVENTS_PATH))
+    handler = routed_handler([slack_route(app)], HTTPLimits(), "bench")
+    server = HTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
 

@@ -30,6 +30,7 @@ from bot.jobs import IngestLine, Outcome, then
 from bot.llm.chat import LLM
 from bot.llm.embeddings import Embedder
 from bot.models import Answer, Hit, Question, RepoState, Turn
+from bot.readiness import readiness
 from bot.reports import StatusFacts, reindex_text, repos_text, status_text
 from bot.retrieval.hyde import HydeExpander
 from bot.retrieval.prune import Pruner
@@ -50,13 +51,11 @@ T = TypeVar("T")
 
 
 class Core:
-    """The facade adapters talk to.
+    """The facade adapters talk to: its methods and the frozen values they return.
 
-    Adapters use its methods and the frozen values they return (`settings`,
-    `config`, answers, command results). The collaborators kept as attributes
-    (`index`, `symbols`, `feedback`, `runs`, `llm`, `embedder`, `retriever`) are
-    for tests, benchmarks and maintenance commands to inspect; a test checks that
-    no adapter reaches them.
+    The collaborators kept as attributes (`index`, `symbols`, `feedback`, `runs`, `llm`,
+    `embedder`, `retriever`) are for tests, benchmarks and maintenance commands to
+    inspect; a test checks that no adapter reaches them.
     """
 
     def __init__(
@@ -182,6 +181,15 @@ class Core:
     def embed_model(self) -> str:
         """The embedding model's name; "" when search is lexical only."""
         return self.embedder.model if self.embedder is not None else ""
+
+    def readiness(self) -> str:
+        """Why this process cannot answer now ("" when it can): its index and stores answer."""
+        return readiness(self.index, self.stores)
+
+    def never_indexed(self) -> list[str]:
+        """Configured repositories the index holds nothing of (the scheduler's boot pass)."""
+        indexed = {state.name for state in self.index.repo_states()}
+        return [repo.name for repo in self._config.repos if repo.name not in indexed]
 
     def use_config(self, config: FileConfig) -> None:
         """Answer and ingest by `config` from now on (the scheduler applies a changed file)."""

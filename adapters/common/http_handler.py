@@ -1,11 +1,12 @@
-"""The request handler both HTTP servers build on: every read under a deadline, no tracebacks.
+"""The request handler our HTTP server builds on: every read under a deadline, no tracebacks.
 
 `GuardedHandler` installs the `DeadlineReader`, lingers after a refusal so the reply
 arrives, keeps request lines short in debug logs, and offers the steps a POST goes
-through: `_declared_length` (411/400/413 before reading), `_read_body` (408 for a
-stall, 400 for a short body), `_refuse` (a logged refusal that never shows a body)
-and `_send`. Subclasses set `limits` and `label` and keep only their routing and
-their verification.
+through: `body_length` (411/400/413 before reading), `read_body` (408 for a
+stall, 400 for a short body), `refuse` (a logged refusal that never shows a body)
+and `send`. The routed server (http_routes.py) sets `limits` and `label`; each
+route keeps only its verification, and may bring its own body and time budget
+(`use_limits`) and its own refusal format (JSON for webhooks).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 
 _LOGGED_LINE = 200  # characters of a request line a debug log may show
 TEXT = {"content-type": ["text/plain"]}
+JSON = {"Content-Type": "application/json"}
 
 
 class GuardedHandler(BaseHTTPRequestHandler):
@@ -47,6 +49,8 @@ class GuardedHandler(BaseHTTPRequestHandler):
         self.reader = DeadlineReader(self.connection, self.limits)
         self.rfile = io.BufferedReader(self.reader)
         self.refused = False
+        self.request_limits = self.limits
+        self.json_refusals = False
 
     def finish(self) -> None:
         super().finish()
@@ -56,6 +60,8 @@ class GuardedHandler(BaseHTTPRequestHandler):
     def handle_one_request(self) -> None:
         # Keep-alive idle time counts against the next request's deadline.
         self.reader.restart()
+        self.request_limits = self.limits
+        self.json_refusals = False
         super().handle_one_request()
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
@@ -66,33 +72,38 @@ class GuardedHandler(BaseHTTPRequestHandler):
         line = (format % args)[:_LOGGED_LINE]
         log.debug("%s %s: %r", self.label, self.address_string(), line)
 
-    def _route(self) -> tuple[str, str]:
+    def use_limits(self, limits: HTTPLimits) -> None:
+        """This request's route has its own body and time budget (counted from its start)."""
+        self.request_limits = limits
+        self.reader.allow(limits)
+
+    def path_and_query(self) -> tuple[str, str]:
         """The request's path and query; a GET with a body cannot keep its connection."""
         if self.command != "POST" and self.headers.get("Content-Length", "0").strip() != "0":
             self.close_connection = True  # the body would be read as the next request
         path, _, query = self.path.partition("?")
         return path, query
 
-    def _declared_length(self) -> int | None:
+    def body_length(self) -> int | None:
         """Content-Length judged before a byte is read; None once the request is refused."""
-        length = declared_length(self.headers, self.limits.max_body)
+        length = declared_length(self.headers, self.request_limits.max_body)
         if isinstance(length, Refusal):
-            self._refuse(length)
+            self.refuse(length)
             return None
         return length
 
-    def _read_body(self, length: int) -> bytes | None:
+    def read_body(self, length: int) -> bytes | None:
         try:
             raw = self.rfile.read(length)
         except TimeoutError:
-            self._refuse(Refusal(408, "body not received in time"), f"{length} bytes declared")
+            self.refuse(Refusal(408, "body not received in time"), f"{length} bytes declared")
             return None
         if len(raw) < length:
-            self._refuse(Refusal(400, "body shorter than Content-Length"), describe_body(raw))
+            self.refuse(Refusal(400, "body shorter than Content-Length"), describe_body(raw))
             return None
         return raw
 
-    def _refuse(self, refusal: Refusal, body_note: str = "") -> None:
+    def refuse(self, refusal: Refusal, body_note: str = "") -> None:
         """Log and answer a refusal. `body_note` is a size or `describe_body`, never content."""
         # The rest of the body, if any, is left unread: the connection cannot be reused.
         self.close_connection = True
@@ -107,12 +118,12 @@ class GuardedHandler(BaseHTTPRequestHandler):
             note,
         )
         text = "invalid request" if refusal.status == 401 else refusal.reason
-        self._send_refusal(refusal.status, text)
+        if self.json_refusals:
+            self.send(refusal.status, {"error": text}, JSON)
+        else:
+            self.send(refusal.status, text, TEXT)
 
-    def _send_refusal(self, status: int, text: str) -> None:
-        self._send(status, text, TEXT)
-
-    def _send(self, status: int, body: str | dict[str, Any], headers: dict[str, Any]) -> None:
+    def send(self, status: int, body: str | dict[str, Any], headers: dict[str, Any]) -> None:
         text = body if isinstance(body, str) else json.dumps(body)
         data = text.encode("utf-8")
         self.connection.settimeout(self.limits.read_timeout)  # reads may have shortened it

@@ -71,8 +71,14 @@ class DeadlineReader(io.RawIOBase):
 
     def restart(self) -> None:
         """A new request begins: a fresh deadline and byte budget."""
-        self._deadline = time.monotonic() + self._limits.request_timeout
-        self._budget = self._limits.max_header_bytes + self._limits.max_body
+        self._started = time.monotonic()
+        self._spent = 0
+        self.allow(self._limits)
+
+    def allow(self, limits: HTTPLimits) -> None:
+        """The routed request's own time and body budgets, counted from its start."""
+        self._deadline = self._started + limits.request_timeout
+        self._budget = limits.max_header_bytes + limits.max_body - self._spent
 
     def readable(self) -> bool:
         return True
@@ -87,6 +93,7 @@ class DeadlineReader(io.RawIOBase):
         with memoryview(buffer) as view:
             received = self._sock.recv_into(view[: self._budget])
         self._budget -= received
+        self._spent += received
         return received
 
 

@@ -1,9 +1,12 @@
-"""HTTP mode: a small threaded server that feeds Slack's requests to the Bolt App.
+"""HTTP mode: Slack's requests fed to the Bolt App, as a route of the process's HTTP server.
 
 Bolt's own `App.start()` server handles one request at a time, so a slow
-request would delay every acknowledgement behind it; this one gives each
-connection its own thread, up to `HTTPLimits.max_connections` (see
-adapters/common/http_limits.py for the timeouts and budgets a client lives under).
+request would delay every acknowledgement behind it; the routed server
+(adapters/common/http_routes.py) gives each connection its own thread, up to
+`HTTPLimits.max_connections` (see adapters/common/http_limits.py for the timeouts
+and budgets a client lives under). `slack_route` is the events route; the
+process puts it beside `/healthz`, `/readyz` and push webhooks on one port.
+`SlackHTTPServer` is that server with the Slack route and health alone.
 
 A POST to the events path is judged in this order, each step before the next
 is paid for: framing (Content-Length: 400/411/413), then the signing headers
@@ -17,27 +20,26 @@ A signed body that is not JSON or a form Bolt can read gets 400.
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Sequence
-from http.server import BaseHTTPRequestHandler
+from collections.abc import Callable, Sequence
 
 from slack_bolt import App, BoltRequest, BoltResponse
 
 from adapters.common.http_handler import TEXT, GuardedHandler
-from adapters.common.http_limits import BoundedServer, HTTPLimits, Refusal, describe_body
+from adapters.common.http_limits import HTTPLimits, Refusal, describe_body
+from adapters.common.http_routes import HEALTH_PATH, Route, RoutedServer, health_routes
 from adapters.slack.verify import header_refusal, signature_matches, withhold_bolt_body_log
 
 log = logging.getLogger(__name__)
 
+__all__ = ["EVENTS_PATH", "HEALTH_PATH", "MAX_BODY", "SlackHTTPServer", "slack_route"]
+
 EVENTS_PATH = "/slack/events"
-HEALTH_PATH = "/healthz"
 MAX_BODY = HTTPLimits().max_body
-POLL_SECONDS = 0.1  # how soon stop() takes effect
 LABEL = "slack http"  # how its log lines name this server
 
 
-class SlackHTTPServer:
-    """`start()` serves in a background thread; `serve_forever()` blocks; `stop()` ends both."""
+class SlackHTTPServer(RoutedServer):
+    """The Slack route and the health routes on one port (HTTP mode on its own)."""
 
     def __init__(
         self,
@@ -48,34 +50,20 @@ class SlackHTTPServer:
         path: str = EVENTS_PATH,
         signing_secret: str | None = None,
         limits: HTTPLimits | None = None,
+        routes: Sequence[Route] = (),
+        readiness: Callable[[], str] = lambda: "",
     ) -> None:
-        limits = limits or HTTPLimits()
-        withhold_bolt_body_log()
-        handler = _handler(app, path, signing_secret=signing_secret, limits=limits)
-        self._server = BoundedServer((host, port), handler, limits.max_connections, name=LABEL)
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
+        route = slack_route(app, path, signing_secret=signing_secret)
+        super().__init__(
+            [*health_routes(readiness), route, *routes],
+            host=host,
+            port=port,
+            limits=limits,
+            label=LABEL,
+        )
 
     def url(self, path: str = EVENTS_PATH) -> str:
-        host = str(self._server.server_address[0])
-        host = "127.0.0.1" if host == "0.0.0.0" else host  # noqa: S104 -- only to build a URL
-        return f"http://{host}:{self.port}{path}"
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self.serve_forever, name="slack-http", daemon=True)
-        self._thread.start()
-
-    def serve_forever(self) -> None:
-        self._server.serve_forever(poll_interval=POLL_SECONDS)
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+        return super().url(path)
 
 
 def _app_secret(app: App) -> str:
@@ -87,65 +75,49 @@ def _app_secret(app: App) -> str:
     return secret
 
 
-def _handler(
-    app: App,
-    path: str,
-    *,
-    signing_secret: str | None = None,
-    limits: HTTPLimits | None = None,
-) -> type[BaseHTTPRequestHandler]:
+def slack_route(app: App, path: str = EVENTS_PATH, *, signing_secret: str | None = None) -> Route:
+    """`POST path`: Slack's events, slash commands and interactivity, verified, then to Bolt."""
+    withhold_bolt_body_log()
     secret = (signing_secret or _app_secret(app)).encode("utf-8")
-    lim = limits or HTTPLimits()
 
-    class Handler(GuardedHandler):
-        limits = lim
-        label = LABEL
+    def handle(request: GuardedHandler, query: str) -> None:
+        length = request.body_length()
+        if length is None:
+            return
+        timestamp = request.headers.get("X-Slack-Request-Timestamp")
+        signature = request.headers.get("X-Slack-Signature")
+        reason = header_refusal(timestamp, signature)
+        if reason is not None or timestamp is None or signature is None:
+            request.refuse(Refusal(401, reason or "unsigned"), f"{length} bytes declared")
+            return
+        raw = request.read_body(length)
+        if raw is None:
+            return
+        if not signature_matches(secret, timestamp, raw, signature):
+            request.refuse(Refusal(401, "signature mismatch"), describe_body(raw))
+            return
+        bolt_request = _bolt_request(raw, query, _header_lists(request))
+        if isinstance(bolt_request, Refusal):
+            request.refuse(bolt_request, describe_body(raw))
+            return
+        _dispatch(app, request, bolt_request)
 
-        def do_GET(self) -> None:
-            if self._route()[0] == HEALTH_PATH:
-                self._send(200, "ok", TEXT)
-            else:
-                self._send(404, "not found", TEXT)
+    return Route("POST", path, handle)
 
-        def do_POST(self) -> None:
-            request_path, query = self._route()
-            if request_path != path:
-                self._refuse(Refusal(404, "not found"))
-                return
-            length = self._declared_length()
-            if length is None:
-                return
-            timestamp = self.headers.get("X-Slack-Request-Timestamp")
-            signature = self.headers.get("X-Slack-Signature")
-            reason = header_refusal(timestamp, signature)
-            if reason is not None or timestamp is None or signature is None:
-                self._refuse(Refusal(401, reason or "unsigned"), f"{length} bytes declared")
-                return
-            raw = self._read_body(length)
-            if raw is None:
-                return
-            if not signature_matches(secret, timestamp, raw, signature):
-                self._refuse(Refusal(401, "signature mismatch"), describe_body(raw))
-                return
-            request = _bolt_request(raw, query, self._header_lists())
-            if isinstance(request, Refusal):
-                self._refuse(request, describe_body(raw))
-                return
-            self._dispatch(request)
 
-        def _header_lists(self) -> dict[str, str | Sequence[str]]:
-            return {k.lower(): self.headers.get_all(k) or [] for k in set(self.headers.keys())}
+def _header_lists(request: GuardedHandler) -> dict[str, str | Sequence[str]]:
+    headers = request.headers
+    return {k.lower(): headers.get_all(k) or [] for k in set(headers.keys())}
 
-        def _dispatch(self, request: BoltRequest) -> None:
-            try:
-                response: BoltResponse = app.dispatch(request)
-            except Exception:  # Bolt handles listener errors; this is a fault of ours or Bolt's
-                log.exception("%s: Bolt could not dispatch a signed request", LABEL)
-                self._send(500, "internal error", TEXT)
-                return
-            self._send(response.status, response.body, response.headers)
 
-    return Handler
+def _dispatch(app: App, request: GuardedHandler, bolt_request: BoltRequest) -> None:
+    try:
+        response: BoltResponse = app.dispatch(bolt_request)
+    except Exception:  # Bolt handles listener errors; this is a fault of ours or Bolt's
+        log.exception("%s: Bolt could not dispatch a signed request", LABEL)
+        request.send(500, "internal error", TEXT)
+        return
+    request.send(response.status, response.body, response.headers)
 
 
 def _bolt_request(

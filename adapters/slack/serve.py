@@ -1,7 +1,10 @@
 """`codecite serve --slack`: Socket Mode when SLACK_APP_TOKEN is set, else HTTP mode.
 
 HTTP mode listens on `port` (default $PORT, else 3000) at /slack/events and
-needs SLACK_SIGNING_SECRET. Both modes stop on SIGINT/SIGTERM (or `stop`),
+needs SLACK_SIGNING_SECRET. Socket Mode listens on `port` (else $PORT) too, for
+the platform's router and health checks, and on nothing when neither is given.
+Either way that one server carries `/healthz`, `/readyz` and the `routes` the
+process adds (push webhooks). Both modes stop on SIGINT/SIGTERM (or `stop`),
 finishing the answers already accepted.
 """
 
@@ -10,10 +13,12 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+from collections.abc import Callable, Sequence
 
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_sdk.errors import SlackApiError, SlackClientError
 
+from adapters.common.http_routes import ANY_HOST, Route, RoutedServer, health_routes, start_routed
 from adapters.slack.app import SlackBot, build_bot
 from adapters.slack.http_server import EVENTS_PATH, SlackHTTPServer
 from adapters.slack.settings import SlackSettings
@@ -32,6 +37,7 @@ def serve_slack(
     port: int | None = None,
     stop: threading.Event | None = None,
     settings: SlackSettings | None = None,
+    routes: Sequence[Route] = (),
 ) -> None:
     """Run the Slack adapter until a signal (or `stop`) arrives. Blocking."""
     settings = settings or SlackSettings.load()
@@ -43,20 +49,26 @@ def serve_slack(
     stop = stop or threading.Event()
     _stop_on_signals(stop)
     bot = build_bot(core, settings=settings)
+    server: RoutedServer | None = None
     try:
         if settings.app_token is not None:
             handler = start_socket_mode(bot, settings.app_token.get_secret_value())
             log.info("Slack adapter connected in Socket Mode")
+            listen = port if port is not None else core.settings.port
+            if listen is not None:
+                server = start_web([*health_routes(core.readiness), *routes], port=listen)
             _wait(stop)
             handler.client.close()
         else:
-            server = start_http(bot, port=resolve_port(port, core.settings))
+            listen = resolve_port(port, core.settings)
+            server = start_http(bot, port=listen, routes=routes, readiness=core.readiness)
             log.info(
                 "Slack adapter listening on port %d at %s (HTTP mode)", server.port, EVENTS_PATH
             )
             _wait(stop)
-            server.stop()
     finally:
+        if server is not None:
+            server.stop()
         bot.close()
 
 
@@ -76,13 +88,26 @@ def start_socket_mode(bot: SlackBot, app_token: str) -> SocketModeHandler:
     return handler
 
 
-def start_http(bot: SlackBot, *, port: int, host: str = "0.0.0.0") -> SlackHTTPServer:  # noqa: S104
+def start_http(
+    bot: SlackBot,
+    *,
+    port: int,
+    host: str = ANY_HOST,
+    routes: Sequence[Route] = (),
+    readiness: Callable[[], str] = lambda: "",
+) -> SlackHTTPServer:
+    """HTTP mode's server: Slack's events beside health, readiness and `routes`."""
     try:
-        server = SlackHTTPServer(bot.app, host=host, port=port)
+        server = SlackHTTPServer(bot.app, host=host, port=port, routes=routes, readiness=readiness)
     except OSError as exc:
         raise ConfigError(f"Cannot listen on port {port}: {exc.strerror}.") from exc
     server.start()
     return server
+
+
+def start_web(routes: Sequence[Route], *, port: int, host: str = ANY_HOST) -> RoutedServer:
+    """Socket Mode's server: no Slack route (events arrive on the WebSocket), the rest."""
+    return start_routed(routes, port=port, host=host)
 
 
 def resolve_port(port: int | None, settings: Settings) -> int:

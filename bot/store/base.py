@@ -184,3 +184,7 @@ class StoreSet(Closable, Protocol):
     def command_hashes(self, name: str, what: str = "") -> CommandHashes:
         """The platform's store named `name` (`what` names it in sentences to users)."""
         ...
+
+    def ping(self) -> None:
+        """Raise StoreError unless the stores can be reached now (cheap: for `/readyz`)."""
+        ...

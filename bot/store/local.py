@@ -14,6 +14,7 @@ existing data directory keeps its records.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -97,6 +98,15 @@ class LocalStores:
 
         path = self.home / f"{name}.json"
         return self._part(path.name, lambda: JsonCommandHashes(path, what or f"{name} list"))
+
+    def ping(self) -> None:
+        """The data directory is there and writable (every part lives in it)."""
+        from bot.errors import StoreError
+
+        if not self.home.is_dir():
+            raise StoreError("The data directory is missing.", detail=str(self.home))
+        if not os.access(self.home, os.W_OK | os.X_OK):
+            raise StoreError("The data directory is not writable.", detail=str(self.home))
 
     def close(self) -> None:
         """Close every part opened, last opened first; idempotent."""

@@ -124,8 +124,8 @@ def test_http_mode_serves_signed_events(
     up = threading.Event()
     real_start = serve_module.start_http
 
-    def start_http(bot: SlackBot, *, port: int, host: str = "0.0.0.0") -> SlackHTTPServer:
-        server = real_start(bot, port=port, host="127.0.0.1")
+    def start_http(bot: SlackBot, *, port: int, **kwargs: Any) -> SlackHTTPServer:
+        server = real_start(bot, port=port, **{**kwargs, "host": "127.0.0.1"})
         started.append(server)
         up.set()
         return server
