@@ -284,3 +284,8 @@ def test_close_is_idempotent_for_every_part_and_the_whole(stores: StoreSet) -> N
     stores.close()
     with pytest.raises(BotError):
         stores.runs.last("api")  # closed stores are not reopened behind the owner's back
+
+
+def test_ping_answers_on_working_stores(stores: StoreSet) -> None:
+    stores.runs.last("api")  # a store in use (the data directory exists from here on)
+    assert stores.ping() is None

@@ -184,3 +184,22 @@ def test_the_symbol_table_can_live_beside_a_local_index(tmp_path: Path) -> None:
     stores.close()
     assert (tmp_path / "index.symbols.sqlite").is_file()
     assert not (tmp_path / "symbols.sqlite").exists()
+
+
+def test_ping_fails_with_a_sentence_while_the_data_directory_is_gone(tmp_path: Path) -> None:
+    from bot.errors import StoreError
+
+    home = tmp_path / "home"
+    stores = open_store(home)
+    try:
+        stores.runs.last("api")
+        stores.ping()
+        home.rename(tmp_path / "elsewhere")
+        with pytest.raises(StoreError) as gone:
+            stores.ping()
+        assert gone.value.user_message == "The data directory is missing."
+        assert str(home) not in gone.value.user_message
+        (tmp_path / "elsewhere").rename(home)
+        stores.ping()
+    finally:
+        stores.close()
