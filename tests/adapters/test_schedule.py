@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import threading
 import urllib.error
 import urllib.request
 from datetime import UTC, datetime
@@ -241,3 +242,75 @@ def test_signature_check():
     assert not signature_ok(b"s", body, _signed(b"t", body))
     assert not signature_ok(b"s", body, "sha1=abc")
     assert not signature_ok(b"s", body, "")
+
+
+def test_boot_indexes_never_indexed_repositories_once_in_the_background(remote, make_repo):
+    _, bare = remote
+    indexed = make_repo("billing")
+    build_shop(indexed)
+    shop = RepoConfig(name="shop", url=f"file://{bare}")
+    billing = RepoConfig(name="billing", path=str(indexed.path))
+    core = Core.from_settings(Settings(), _config(shop, billing))
+    core.index_repo(str(indexed.path), name="billing")
+    sched = IngestScheduler(core, scheduler=BackgroundScheduler(timezone=UTC_ZONE))
+    sched.install()
+    before = datetime.now(UTC)
+    sched.start(paused=True)
+    assert sched.boot_run is None  # paused (as the tests above start it): no boot pass
+    try:
+        never = sched.scheduler.get_job(JOB_PREFIX + "shop")
+        known = sched.scheduler.get_job(JOB_PREFIX + "billing")
+        # The boot pass owns the first run of a never-indexed repository: no duplicate run.
+        assert (never.next_run_time - before).total_seconds() > 14 * 60
+        assert (known.next_run_time - before).total_seconds() < 60  # its quick check, at once
+        boot = sched.index_never_indexed()
+        assert boot is not None
+        [(name, report)] = boot.result(timeout=60)
+        assert name == "shop" and not isinstance(report, Exception) and report.chunks > 0
+        assert sorted(s.name for s in core.index.repo_states()) == ["billing", "shop"]
+        last = core.runs.last("shop")
+        assert last is not None and last.trigger == "boot" and last.ok
+        assert sched.index_never_indexed() is None  # once
+    finally:
+        sched.shutdown()
+
+
+def test_boot_pass_runs_when_the_scheduler_starts(remote):
+    _, bare = remote
+    core = Core.from_settings(Settings(), _config(RepoConfig(name="shop", url=f"file://{bare}")))
+    sched = IngestScheduler(core, scheduler=BackgroundScheduler(timezone=UTC_ZONE))
+    sched.install()
+    sched.start()
+    try:
+        assert sched.boot_run is not None
+        [(name, report)] = sched.boot_run.result(timeout=60)
+        assert name == "shop" and not isinstance(report, Exception)
+        assert core.never_indexed() == []
+    finally:
+        sched.shutdown()
+
+
+def test_a_push_to_a_process_without_a_scheduler_reindexes_through_the_core(remote):
+    from adapters.webhook import DirectReindex
+
+    work, bare = remote
+    url = f"file://{bare}"
+    core = Core.from_settings(Settings(), _config(RepoConfig(name="shop", url=url)))
+    server = WebhookServer(DirectReindex(core), "hook-secret", port=0, host="127.0.0.1")
+    server.start()
+    try:
+        body = json.dumps({"repository": {"clone_url": url}}).encode()
+        headers = {"X-GitHub-Event": "push", "X-Hub-Signature-256": _signed(b"hook-secret", body)}
+        assert _post(server.port, body, headers) == 202
+        deadline = datetime.now(UTC).timestamp() + 60
+        while not core.index.repo_states() and datetime.now(UTC).timestamp() < deadline:
+            threading.Event().wait(0.05)
+        [state] = core.index.repo_states()
+        assert state.commit == work.head()
+        last = core.runs.last("shop")
+        assert last is not None and last.trigger == "webhook"
+        other = json.dumps({"repository": {"clone_url": "https://github.com/x/y.git"}}).encode()
+        headers = {"X-GitHub-Event": "push", "X-Hub-Signature-256": _signed(b"hook-secret", other)}
+        assert _post(server.port, other, headers) == 404
+    finally:
+        server.stop()

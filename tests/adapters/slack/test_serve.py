@@ -173,3 +173,104 @@ def test_a_missing_bot_token_is_a_config_error(core: Core, monkeypatch: pytest.M
     _with(core, monkeypatch, slack_bot_token=None)
     with pytest.raises(ConfigError, match="SLACK_BOT_TOKEN"):
         build_bot(core)
+
+
+HOOK_SECRET = "hook-secret"
+
+
+def _captured(monkeypatch: pytest.MonkeyPatch, name: str) -> tuple[list[Any], threading.Event]:
+    """Wrap serve_module.<name> (start_http / start_web) to learn the port it bound."""
+    started: list[Any] = []
+    up = threading.Event()
+    real = getattr(serve_module, name)
+
+    def start(*args: Any, **kwargs: Any) -> Any:
+        server = real(*args, **{**kwargs, "host": "127.0.0.1"})
+        started.append(server)
+        up.set()
+        return server
+
+    monkeypatch.setattr(serve_module, name, start)
+    return started, up
+
+
+def _get(port: int, path: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def _signed_ping(port: int) -> tuple[int, Any]:
+    import hashlib
+    import hmac
+
+    body = b"{}"
+    digest = hmac.new(HOOK_SECRET.encode(), body, hashlib.sha256).hexdigest()
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/webhooks/github",
+        data=body,
+        method="POST",
+        headers={"X-GitHub-Event": "ping", "X-Hub-Signature-256": f"sha256={digest}"},
+    )
+    with urllib.request.urlopen(request, timeout=5) as resp:
+        return resp.status, json.loads(resp.read())
+
+
+def _push_routes(core: Core) -> list[Any]:
+    from adapters.webhook import DirectReindex, webhook_route
+
+    return [webhook_route(DirectReindex(core), HOOK_SECRET)]
+
+
+def test_socket_mode_binds_the_port_for_health_readiness_and_webhooks(
+    slack: FakeSlack, core: Core, serving: Serving, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _with(core, monkeypatch, slack_app_token=SecretStr(APP_TOKEN), slack_signing_secret=None)
+    started, up = _captured(monkeypatch, "start_web")
+    with FakeSocketMode() as socket:
+        slack.socket_url = socket.url
+        serving.start(port=0, routes=_push_routes(core))
+        assert up.wait(timeout=15)
+        port = started[0].port
+        assert _get(port, "/healthz") == (200, b"ok")
+        assert _get(port, "/readyz") == (200, b"ready")
+        assert _signed_ping(port) == (200, {"ok": True})
+        # Events arrive on the WebSocket: no Slack route on the port in Socket Mode.
+        assert _get(port, "/slack/events")[0] == 404
+        # ...and they are still answered.
+        msg = slack.add_message(CHANNEL, "UASKER", f"<@{BOT_USER_ID}> {QUESTION}")
+        event = {"type": "app_mention", "user": "UASKER", "text": msg["text"], "ts": msg["ts"]}
+        envelope = socket.send("events_api", event_body({**event, "channel": CHANNEL}, "EvP"))
+        assert socket.wait_ack(envelope) == {"envelope_id": envelope}
+
+
+def test_socket_mode_binds_nothing_without_a_port(
+    slack: FakeSlack, core: Core, serving: Serving, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _with(core, monkeypatch, slack_app_token=SecretStr(APP_TOKEN), slack_signing_secret=None)
+    started, _ = _captured(monkeypatch, "start_web")
+    with FakeSocketMode() as socket:
+        slack.socket_url = socket.url
+        serving.start()  # no --port, and the core's settings have no $PORT
+        envelope = socket.send("events_api", event_body({"type": "app_mention"}, "EvQ"))
+        socket.wait_ack(envelope)  # connected and serving
+    assert core.settings.port is None and started == []
+
+
+def test_http_mode_shares_its_port_with_health_readiness_and_webhooks(
+    slack: FakeSlack, core: Core, serving: Serving, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started, up = _captured(monkeypatch, "start_http")
+    serving.start(port=0, routes=_push_routes(core))
+    assert up.wait(timeout=15)
+    port = started[0].port
+    assert _get(port, "/healthz") == (200, b"ok")
+    assert _get(port, "/readyz") == (200, b"ready")
+    assert _signed_ping(port) == (200, {"ok": True})
+    body = json.dumps({"type": "url_verification", "challenge": "c1", "token": "t"}).encode()
+    request = urllib.request.Request(started[0].url(), data=body, method="POST")
+    with pytest.raises(urllib.error.HTTPError) as refused:  # unsigned, as before
+        urllib.request.urlopen(request, timeout=5)
+    assert refused.value.code == 401
