@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 
 from tests.support.cli import run_cli as run
 from tests.support.paths import ROOT
@@ -107,3 +112,103 @@ def test_a_reader_that_goes_away_ends_the_output_quietly(make_repo, tmp_path):
         os.close(write_end)
         assert proc.returncode == 0, (command, proc.stderr)
         assert proc.stderr == "", (command, proc.stderr)
+
+
+def _wait_for(port: int, path: str, proc: subprocess.Popen[str]) -> tuple[int, str]:
+    """Poll a child's port until it answers (or the child dies, or a minute passes)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as resp:
+                return resp.status, resp.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode()
+        except OSError:
+            time.sleep(0.1)
+    return 0, ""
+
+
+def _stop(proc: subprocess.Popen[str]) -> str:
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=30)
+    return stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_the_web_process_in_socket_mode_binds_port(tmp_path):
+    """The Procfile's `web` line with an app token: a platform sees $PORT bound and healthy."""
+    from tests.servers.slack_fake import APP_TOKEN, BOT_TOKEN, FakeSlack
+    from tests.servers.slack_socket_fake import FakeSocketMode
+
+    port = _free_port()
+    with FakeSlack() as slack, FakeSocketMode() as socket_mode:
+        slack.socket_url = socket_mode.url
+        env = {
+            **os.environ,
+            "CODECITE_HOME": str(tmp_path / "home"),
+            "PORT": str(port),
+            "SLACK_BOT_TOKEN": BOT_TOKEN,
+            "SLACK_APP_TOKEN": APP_TOKEN,
+            "CODECITE_SLACK_API_URL": slack.base_url,
+        }
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "adapters.cli.main", "serve", "--slack", "--no-schedule"],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert _wait_for(port, "/healthz", proc) == (200, "ok")
+            assert _wait_for(port, "/readyz", proc) == (200, "ready")
+            assert slack.calls_to("apps.connections.open")  # and it is on Socket Mode
+        finally:
+            stderr = _stop(proc)
+    assert proc.returncode == 0, stderr
+    assert "Traceback" not in stderr
+
+
+def test_the_scheduler_process_serves_health_and_webhooks_on_port(make_repo, tmp_path):
+    repo = make_repo("shop")
+    build_shop(repo)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "codecite.toml").write_text(
+        f'[[repos]]\nname = "shop"\npath = "{repo.path}"\n', encoding="utf-8"
+    )
+    port = _free_port()
+    env = {
+        **os.environ,
+        "CODECITE_HOME": str(home),
+        "PORT": str(port),
+        "CODECITE_WEBHOOK_SECRET": "hook-secret",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "adapters.cli.main", "schedule"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert _wait_for(port, "/readyz", proc) == (200, "ready")
+        digest = hmac.new(b"hook-secret", b"{}", hashlib.sha256).hexdigest()
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/webhooks/github",
+            data=b"{}",
+            method="POST",
+            headers={"X-GitHub-Event": "ping", "X-Hub-Signature-256": f"sha256={digest}"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as resp:
+            assert resp.status == 200
+    finally:
+        stderr = _stop(proc)
+    assert proc.returncode == 0, stderr
+    assert "Traceback" not in stderr

@@ -1,0 +1,124 @@
+"""`serve` as a process runs it: which port it binds in each mode, and what that port serves."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import socket
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import adapters.discord.serve as discord_serve
+from adapters.serve import serve
+from bot.config import FileConfig, RepoConfig, Settings
+from bot.core import Core
+
+SECRET = "hook-secret"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _get(port: int, path: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+    except OSError:
+        return 0, b""  # nothing listening
+
+
+def _ping(port: int) -> int:
+    digest = hmac.new(SECRET.encode(), b"{}", hashlib.sha256).hexdigest()
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/webhooks/github",
+        data=b"{}",
+        method="POST",
+        headers={"X-GitHub-Event": "ping", "X-Hub-Signature-256": f"sha256={digest}"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=5) as resp:
+            return resp.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def _discord_probe(monkeypatch: pytest.MonkeyPatch, probe: Callable[[], None]) -> list[bool]:
+    """Stand in for the Discord gateway client: probe the process's port while it 'runs'."""
+    ran: list[bool] = []
+
+    def serve_discord(core: Core, **kwargs: Any) -> None:
+        probe()
+        ran.append(True)
+
+    monkeypatch.setattr(discord_serve, "serve_discord", serve_discord)
+    monkeypatch.setenv("DISCORD_TOKEN", "discord-token")
+    return ran
+
+
+def test_discord_alone_binds_port_for_health_and_readiness(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    port = free_port()
+    monkeypatch.setenv("PORT", str(port))
+    monkeypatch.setenv("CODECITE_WEBHOOK_SECRET", SECRET)
+    core = Core.from_settings(Settings(), FileConfig())
+    seen: dict[str, Any] = {}
+
+    def probe() -> None:
+        seen["health"] = _get(port, "/healthz")
+        seen["ready"] = _get(port, "/readyz")
+        seen["ping"] = _ping(port)
+
+    ran = _discord_probe(monkeypatch, probe)
+    assert serve(core, discord=True, schedule=False) == 0
+    assert ran == [True]
+    assert seen == {"health": (200, b"ok"), "ready": (200, b"ready"), "ping": 200}
+    assert _get(port, "/healthz") == (0, b"")  # stopped with the process's adapters
+
+
+def test_without_port_discord_binds_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    core = Core.from_settings(Settings(), FileConfig())
+    listening: list[int] = []
+    import adapters.serve as serve_module
+
+    real = serve_module.start_routed
+
+    def start_routed(*args: Any, **kwargs: Any) -> Any:
+        listening.append(kwargs["port"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(serve_module, "start_routed", start_routed)
+    _discord_probe(monkeypatch, lambda: None)
+    assert serve(core, discord=True, schedule=False) == 0
+    assert listening == []
+
+
+def test_without_port_the_in_process_scheduler_takes_webhooks_on_the_webhook_port(
+    monkeypatch: pytest.MonkeyPatch, make_repo
+) -> None:
+    from tests.support.shop import build_shop
+
+    repo = make_repo("shop")
+    build_shop(repo)
+    webhook_port = free_port()
+    monkeypatch.setenv("CODECITE_WEBHOOK_SECRET", SECRET)
+    config = FileConfig(repos=(RepoConfig(name="shop", path=str(repo.path)),))
+    core = Core.from_settings(Settings(), config)
+    seen: dict[str, Any] = {}
+
+    def probe() -> None:
+        seen["ping"] = _ping(webhook_port)
+        seen["ready"] = _get(webhook_port, "/readyz")[0]
+
+    _discord_probe(monkeypatch, probe)
+    assert serve(core, discord=True, webhook_port=webhook_port) == 0
+    assert seen == {"ping": 200, "ready": 200}
