@@ -7,14 +7,13 @@ QUESTION ?= How are secrets such as AWS keys or private keys redacted before cod
 
 .PHONY: demo test lint typecheck imports unit bench-venv clean venv dev
 
-$(BIN)/.installed: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e .
+# The same script installs the Docker image's venv (see Dockerfile), so CI runs it too.
+$(BIN)/.installed: pyproject.toml scripts/install.sh
+	PYTHON=$(PYTHON) EDITABLE=1 sh scripts/install.sh all $(VENV)
 	touch $@
 
 $(BIN)/.installed-dev: $(BIN)/.installed
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	PYTHON=$(PYTHON) EDITABLE=1 EXTRAS=dev sh scripts/install.sh app $(VENV)
 	touch $@
 
 venv: $(BIN)/.installed
