@@ -7,20 +7,19 @@ CLI reindex and a webhook-triggered run of one repository from overlapping.
 A sync job re-reads codecite.toml so added and removed repositories are
 picked up on the next run.
 
-At boot (`install`, then `start`), configured repositories the index holds
-nothing of are indexed at once, once, in the background (trigger "boot"), so a
-fresh deployment answers without waiting for the first interval; their jobs
-then keep their usual times. Repositories already indexed get their quick
-check at once, as do repositories added to codecite.toml later.
+Every job's first run is due at once, so at boot (`install`, then `start`)
+configured repositories the index holds nothing of are indexed right away, in the
+background, without waiting for the first interval: that run is recorded and
+logged as "boot". Repositories already indexed get their quick check at once, as
+do repositories added to codecite.toml later. Being the job's own run, it keeps
+the job's guarantees (one at a time, a push meanwhile coalesced into it).
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import threading
 from collections.abc import Iterable
-from concurrent.futures import Future
 from datetime import datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -35,7 +34,6 @@ from bot.config import FileConfig, RepoConfig
 from bot.core import Core
 from bot.errors import BotError, ConfigError
 from bot.ingest.pipeline import IngestReport
-from bot.jobs import Outcome
 from bot.store.locks import RepositoryBusy
 
 log = logging.getLogger(__name__)
@@ -101,8 +99,7 @@ class IngestScheduler:
         )
         self._configured: dict[str, RepoConfig] = {}
         self._full_run: set[str] = set()  # repositories whose rules changed: no quick skip
-        self._boot: set[str] = set()  # never indexed at install: indexed by `start`
-        self.boot_run: Future[list[Outcome]] | None = None
+        self._boot: set[str] = set()  # never indexed at install: their first run is "boot"
 
     # -- jobs --------------------------------------------------------------------------------
 
@@ -146,8 +143,6 @@ class IngestScheduler:
     def _add(self, repo: RepoConfig, config: FileConfig) -> None:
         spec = repo.schedule or config.schedule.interval
         trigger = make_trigger(spec, jitter=config.schedule.jitter_seconds, timezone=self._tz)
-        # Index new repositories right away, unless the boot pass does it.
-        first: dict[str, Any] = {} if repo.name in self._boot else {"next_run_time": self._now()}
         self.scheduler.add_job(
             self.run_repo,
             trigger,
@@ -158,7 +153,7 @@ class IngestScheduler:
             coalesce=True,
             max_instances=1,
             misfire_grace_time=None,  # a late run still runs (once, thanks to coalescing)
-            **first,
+            next_run_time=datetime.now(self._tz),  # index new repositories right away
         )
         log.info("scheduled %s: %s", repo.name, spec)
 
@@ -183,6 +178,10 @@ class IngestScheduler:
             log.warning("no configured repository named %s", name)
             return None
         quick = name not in self._full_run
+        if name in self._boot:
+            self._boot.discard(name)
+            trigger = "boot"
+            log.info("boot: indexing %s (configured, never indexed)", name)
         runs = self.core.reindex_repo(name, trigger=trigger, wait=0.0, quick=quick).result()
         for _, outcome in runs:
             if isinstance(outcome, RepositoryBusy):
@@ -216,57 +215,14 @@ class IngestScheduler:
         self.core.note_next_run(name, job.next_run_time if job is not None else None)
 
     def start(self, *, paused: bool = False) -> None:
-        """Start the jobs and, unless `paused`, the boot pass (see the module's docstring)."""
         self.scheduler.start(paused=paused)
         for name in self._configured:
             job = self.scheduler.get_job(JOB_PREFIX + name)
             self.core.note_next_run(name, job.next_run_time if job is not None else None)
-        if not paused:
-            self.boot_run = self.index_never_indexed()
-
-    def index_never_indexed(self) -> Future[list[Outcome]] | None:
-        """Index, in the background, the repositories found never indexed at install."""
-        names = sorted(self._boot & set(self._configured))
-        self._boot = set()
-        if not names:
-            return None
-        log.info("boot: indexing %d never-indexed repositories: %s", len(names), ", ".join(names))
-        runs = [self.core.reindex_repo(name, trigger="boot", wait=0.0) for name in names]
-        done: Future[list[Outcome]] = Future()
-        outcomes: list[Outcome] = []
-        pending = [len(runs)]
-        lock = threading.Lock()
-
-        def finished(run: Future[list[Outcome]]) -> None:
-            crash = run.exception()
-            if crash is not None:
-                log.error("boot: an ingest crashed", exc_info=crash)
-            with lock:
-                outcomes.extend(run.result() if crash is None else [])
-                pending[0] -= 1
-                if pending[0]:
-                    return
-            _log_boot(outcomes)
-            done.set_result(outcomes)
-
-        for run in runs:
-            run.add_done_callback(finished)
-        return done
-
-    def _now(self) -> datetime:
-        return datetime.now(self._tz)
 
     def shutdown(self) -> None:
         if self.scheduler.running:
             self.scheduler.shutdown(wait=False)
-
-
-def _log_boot(outcomes: list[Outcome]) -> None:
-    for name, outcome in outcomes:
-        if isinstance(outcome, BotError):
-            log.warning("boot: %s not indexed: %s", name, outcome.detail or outcome.user_message)
-        else:
-            log.info("boot: indexed %s at %s (%d chunks)", name, outcome.commit[:7], outcome.chunks)
 
 
 def repo_for_remote(repos: Iterable[RepoConfig], clone_urls: set[str]) -> str | None:

@@ -244,7 +244,7 @@ def test_signature_check():
     assert not signature_ok(b"s", body, "")
 
 
-def test_boot_indexes_never_indexed_repositories_once_in_the_background(remote, make_repo):
+def test_the_first_run_of_a_never_indexed_repository_is_the_boot_run(remote, make_repo):
     _, bare = remote
     indexed = make_repo("billing")
     build_shop(indexed)
@@ -252,40 +252,39 @@ def test_boot_indexes_never_indexed_repositories_once_in_the_background(remote, 
     billing = RepoConfig(name="billing", path=str(indexed.path))
     core = Core.from_settings(Settings(), _config(shop, billing))
     core.index_repo(str(indexed.path), name="billing")
-    sched = IngestScheduler(core, scheduler=BackgroundScheduler(timezone=UTC_ZONE))
-    sched.install()
-    before = datetime.now(UTC)
-    sched.start(paused=True)
-    assert sched.boot_run is None  # paused (as the tests above start it): no boot pass
+    sched = _scheduler(core)
     try:
-        never = sched.scheduler.get_job(JOB_PREFIX + "shop")
-        known = sched.scheduler.get_job(JOB_PREFIX + "billing")
-        # The boot pass owns the first run of a never-indexed repository: no duplicate run.
-        assert (never.next_run_time - before).total_seconds() > 14 * 60
-        assert (known.next_run_time - before).total_seconds() < 60  # its quick check, at once
-        boot = sched.index_never_indexed()
-        assert boot is not None
-        [(name, report)] = boot.result(timeout=60)
-        assert name == "shop" and not isinstance(report, Exception) and report.chunks > 0
-        assert sorted(s.name for s in core.index.repo_states()) == ["billing", "shop"]
-        last = core.runs.last("shop")
-        assert last is not None and last.trigger == "boot" and last.ok
-        assert sched.index_never_indexed() is None  # once
+        before = datetime.now(UTC)
+        for name in ("shop", "billing"):  # both due at once: nothing waits for the interval
+            job = sched.scheduler.get_job(JOB_PREFIX + name)
+            assert (job.next_run_time - before).total_seconds() < 60
+        report = sched.run_repo("shop", "schedule")  # the job's first run
+        assert report is not None and report.chunks > 0
+        assert [core.runs.last(n).trigger for n in ("shop", "billing")] == ["boot", "cli"]
+        sched.run_repo("billing", "schedule")  # indexed before boot: an ordinary check
+        assert core.runs.last("billing").trigger == "schedule"
+        sched.run_repo("shop", "schedule")  # once
+        assert core.runs.last("shop").trigger == "schedule"
     finally:
         sched.shutdown()
 
 
-def test_boot_pass_runs_when_the_scheduler_starts(remote):
+def test_a_started_scheduler_indexes_never_indexed_repositories_at_once(remote, caplog):
     _, bare = remote
     core = Core.from_settings(Settings(), _config(RepoConfig(name="shop", url=f"file://{bare}")))
+    assert core.never_indexed() == ["shop"]
     sched = IngestScheduler(core, scheduler=BackgroundScheduler(timezone=UTC_ZONE))
+    caplog.set_level("INFO", logger="adapters.schedule")
     sched.install()
     sched.start()
     try:
-        assert sched.boot_run is not None
-        [(name, report)] = sched.boot_run.result(timeout=60)
-        assert name == "shop" and not isinstance(report, Exception)
+        deadline = datetime.now(UTC).timestamp() + 60
+        while core.never_indexed() and datetime.now(UTC).timestamp() < deadline:
+            threading.Event().wait(0.05)
         assert core.never_indexed() == []
+        last = core.runs.last("shop")
+        assert last is not None and last.trigger == "boot" and last.ok
+        assert any("boot: indexing shop" in r.getMessage() for r in caplog.records)
     finally:
         sched.shutdown()
 
