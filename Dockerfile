@@ -20,10 +20,11 @@ WORKDIR /app
 
 # Dependencies first, in their own layer: rebuilt only when pyproject.toml (or the script)
 # changes, not on every source edit. The same script installs the venv of `make` and CI.
-COPY pyproject.toml README.md ./
+COPY pyproject.toml ./
 COPY scripts/install.sh scripts/install.sh
 RUN sh scripts/install.sh deps /opt/venv
 
+COPY README.md ./
 COPY bot bot
 COPY adapters adapters
 RUN sh scripts/install.sh app /opt/venv

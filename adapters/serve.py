@@ -56,9 +56,11 @@ def serve(
     with _scheduler(core, enabled=schedule) as scheduler:
         routes = push_routes(core, scheduler)
         fallback = None if has_web or scheduler is None else _webhook_port(core, webhook_port)
-        # Discord alone (or Socket Mode with no port) binds what Slack's HTTP mode would.
-        alone = None if slack else web_port
-        with _listening([*health_routes(core.readiness), *routes], alone or fallback):
+        # The Slack adapter binds the web port itself (adding its events route in HTTP
+        # mode); without Slack it is bound here. Either way, one server per process.
+        own = None if slack else web_port
+        listen = own if own is not None else fallback
+        with _listening([*health_routes(core.readiness), *routes], listen):
             if slack and discord:
                 from adapters.discord.serve import serve_discord
                 from adapters.slack.serve import serve_slack

@@ -112,6 +112,8 @@ def test_dockerfile_installs_dependencies_before_the_source_and_runs_unprivilege
     deps = index["RUN sh scripts/install.sh deps /opt/venv"]
     app = index["RUN sh scripts/install.sh app /opt/venv"]
     source = min(i for s, i in index.items() if s.startswith(("COPY bot", "COPY adapters")))
+    [manifest] = [s for s in steps[:deps] if s.startswith("COPY ") and "pyproject" in s]
+    assert manifest == "COPY pyproject.toml ./"  # nothing else may invalidate the deps layer
     assert deps < source < app
     assert not any(s.startswith("COPY . ") for s in steps)  # one edit would rebuild all
     users = [s for s in steps if s.startswith("USER ")]
