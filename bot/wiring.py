@@ -56,10 +56,22 @@ def symbols_path(settings: Settings) -> Path:
 
 
 def make_stores(settings: Settings) -> StoreSet:
-    """The records kept besides the index (run log, feedback, locks, claims, symbols...)."""
+    """The records kept besides the index (run log, feedback, locks, claims, symbols...).
+
+    With a database URL (CODECITE_DATABASE_URL or DATABASE_URL) the run log, feedback,
+    event claims, ingest locks, embedding cache and command hashes live in PostgreSQL,
+    shared by every process; the symbol table and Pinecone's repository state stay in the
+    data directory until their PostgreSQL parts exist. Without one, everything is SQLite
+    in the data directory (psycopg is never imported).
+    """
     from bot.store import open_store
 
-    return open_store(settings.home, symbols_path=symbols_path(settings))
+    return open_store(
+        settings.home,
+        symbols_path=symbols_path(settings),
+        database_url=settings.database,
+        embedding_cache_max=settings.embedding_cache_max,
+    )
 
 
 def make_symbols(settings: Settings, stores: StoreSet | None = None) -> SymbolTable | None:
@@ -102,7 +114,9 @@ def make_embedder(settings: Settings, stores: StoreSet | None = None) -> Embedde
         cache = (
             stores.embedding_cache
             if stores is not None
-            else EmbeddingCache(settings.home / "embeddings.sqlite")
+            else EmbeddingCache(
+                settings.home / "embeddings.sqlite", max_entries=settings.embedding_cache_max
+            )
         )
     except OSError as exc:
         raise ConfigError(f"Cannot create the embedding cache in {settings.home}.") from exc

@@ -1,0 +1,51 @@
+"""The PostgreSQL schema, as numbered migrations (`bot.store.postgres.migrations` runs them).
+
+    version: (name, statements)
+
+Append a new version for every change; a shipped version is never edited.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: dict[int, tuple[str, tuple[str, ...]]] = {
+    1: (
+        "run log, feedback, event claims, embedding cache, command hashes",
+        (
+            """CREATE TABLE runs (
+                id BIGSERIAL PRIMARY KEY, repo TEXT NOT NULL, started_at TIMESTAMPTZ NOT NULL,
+                seconds DOUBLE PRECISION NOT NULL, trigger TEXT NOT NULL,
+                commit_sha TEXT NOT NULL, files_added INTEGER NOT NULL,
+                files_changed INTEGER NOT NULL, files_removed INTEGER NOT NULL,
+                chunks_added INTEGER NOT NULL, chunks_removed INTEGER NOT NULL,
+                embedded_inputs INTEGER NOT NULL, embedding_tokens BIGINT NOT NULL,
+                error TEXT NOT NULL, embedding_tokens_saved BIGINT NOT NULL,
+                state TEXT NOT NULL
+            )""",
+            "CREATE INDEX runs_repo ON runs (repo, id)",
+            "CREATE TABLE next_runs (repo TEXT PRIMARY KEY, at TIMESTAMPTZ NOT NULL)",
+            """CREATE TABLE answers (
+                id TEXT PRIMARY KEY, platform TEXT NOT NULL, channel TEXT NOT NULL,
+                asker TEXT NOT NULL, question TEXT NOT NULL, answer TEXT NOT NULL,
+                citations JSONB NOT NULL, created_at TIMESTAMPTZ NOT NULL
+            )""",
+            """CREATE TABLE votes (
+                answer_id TEXT NOT NULL REFERENCES answers (id) ON DELETE CASCADE,
+                voter TEXT NOT NULL, vote SMALLINT NOT NULL CHECK (vote IN (-1, 1)),
+                at TIMESTAMPTZ NOT NULL, PRIMARY KEY (answer_id, voter)
+            )""",
+            "CREATE INDEX votes_at ON votes (at)",
+            """CREATE TABLE claims (
+                key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at TIMESTAMPTZ NOT NULL
+            )""",
+            "CREATE INDEX claims_expiry ON claims (expires_at)",
+            """CREATE TABLE vectors (
+                key TEXT PRIMARY KEY, dim INTEGER NOT NULL, vec BYTEA NOT NULL,
+                used_at TIMESTAMPTZ NOT NULL
+            )""",
+            "CREATE INDEX vectors_used ON vectors (used_at)",
+            """CREATE TABLE command_hashes (
+                name TEXT PRIMARY KEY, application TEXT NOT NULL, hashes JSONB NOT NULL
+            )""",
+        ),
+    ),
+}

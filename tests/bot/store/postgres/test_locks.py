@@ -1,0 +1,40 @@
+"""Advisory locks die with their session: a backend terminated by the server (or a process
+killed, see tests/bot/store/test_locks.py) frees the repository."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import psycopg
+
+from bot.store.postgres.locks import lock_key
+from tests.support.stores import lock_holder, open_kind, use_database
+
+
+def test_a_terminated_session_frees_its_lock(database_url: str, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    use_database(home, database_url)
+    stores = open_kind("postgres", home)
+    child = lock_holder("postgres", home, "api")
+    try:
+        assert stores.locks.busy("api")
+        key = lock_key("api")
+        with psycopg.connect(database_url, autocommit=True) as admin:
+            [(ended,)] = admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = "
+                "'advisory' AND granted AND classid = ((%s >> 32) & 4294967295)::bigint::oid "
+                "AND objid = (%s & 4294967295)::bigint::oid",
+                (key, key),
+            ).fetchall()
+        assert ended == 1
+        deadline = time.monotonic() + 5
+        while stores.locks.busy("api") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not stores.locks.busy("api")
+        with stores.locks.hold("api", wait=0):
+            pass
+    finally:
+        child.kill()
+        child.wait()
+        stores.close()
