@@ -59,9 +59,9 @@ def make_stores(settings: Settings) -> StoreSet:
     """The records kept besides the index (run log, feedback, locks, claims, symbols...).
 
     With a database URL (CODECITE_DATABASE_URL or DATABASE_URL) the run log, feedback,
-    event claims, ingest locks, embedding cache and command hashes live in PostgreSQL,
-    shared by every process; the symbol table and Pinecone's repository state stay in the
-    data directory until their PostgreSQL parts exist. Without one, everything is SQLite
+    event claims, ingest locks, embedding cache, command hashes and Pinecone's repository
+    state live in PostgreSQL, shared by every process; the symbol table stays in the data
+    directory until its PostgreSQL part exists. Without one, everything is SQLite
     in the data directory (psycopg is never imported).
     """
     from bot.store import open_store

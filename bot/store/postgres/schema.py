@@ -48,4 +48,31 @@ MIGRATIONS: dict[int, tuple[str, tuple[str, ...]]] = {
             )""",
         ),
     ),
+    2: (
+        "Pinecone's repository state: repositories, manifests, token dimensions, journal",
+        (
+            """CREATE TABLE pc_repos (
+                name TEXT PRIMARY KEY, source TEXT NOT NULL, branch TEXT NOT NULL,
+                commit_sha TEXT NOT NULL, indexed_at TIMESTAMPTZ NOT NULL, web_url TEXT NOT NULL,
+                files INTEGER NOT NULL, chunks INTEGER NOT NULL
+            )""",
+            """CREATE TABLE pc_files (
+                repo TEXT NOT NULL, path TEXT NOT NULL, blob TEXT NOT NULL,
+                language TEXT NOT NULL, chunk_ids JSONB NOT NULL, terms BYTEA NOT NULL,
+                PRIMARY KEY (repo, path)
+            )""",
+            """CREATE TABLE pc_chunks (
+                id TEXT PRIMARY KEY, repo TEXT NOT NULL, path TEXT NOT NULL,
+                dense BOOLEAN NOT NULL, terms BYTEA NOT NULL
+            )""",
+            "CREATE INDEX pc_chunks_by_file ON pc_chunks (repo, path)",
+            """CREATE TABLE pc_df (
+                repo TEXT NOT NULL, level TEXT NOT NULL, term BIGINT NOT NULL,
+                n BIGINT NOT NULL, PRIMARY KEY (repo, level, term)
+            )""",
+            """CREATE TABLE pc_pending (
+                repo TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (repo, id)
+            )""",
+        ),
+    ),
 }

@@ -7,10 +7,10 @@ on every machine that names it.
         ...
     stores.close()                   # closes the pool
 
-In PostgreSQL: the run log, feedback, event claims, ingest locks, the embedding cache
-and command-registration hashes. Not yet: the symbol table and Pinecone's repository
-state stay in the data directory (`home`, SQLite as in `bot.store.local`) until their
-PostgreSQL parts exist. The schema is migrated when the first part opens (the same
+In PostgreSQL: the run log, feedback, event claims, ingest locks, the embedding cache,
+command-registration hashes and Pinecone's repository state. Not yet: the symbol table
+stays in the data directory (`home`, SQLite as in `bot.store.local`) until its
+PostgreSQL part exists. The schema is migrated when the first part opens (the same
 advisory-locked migrations as `codecite migrate`, so many processes may start at once).
 """
 
@@ -110,8 +110,9 @@ class PostgresStores:
 
     @property
     def pinecone_state(self) -> PineconeStateRecords:
-        self._check_open("pinecone_state")
-        return self._local.pinecone_state  # not yet in PostgreSQL
+        from bot.store.postgres.pinecone_state import PostgresPineconeState
+
+        return self._part("pinecone_state", lambda: PostgresPineconeState(self.database))
 
     def command_hashes(self, name: str, what: str = "") -> CommandHashes:
         from bot.store.postgres.command_hashes import PostgresCommandHashes

@@ -19,7 +19,13 @@ from bot.store.postgres import migrations
 from bot.store.postgres.schema import MIGRATIONS
 from tests.support.cli import ROOT
 
-TABLES = {"runs", "next_runs", "answers", "votes", "claims", "vectors", "command_hashes"}
+TABLES = {"runs", "next_runs", "answers", "votes", "claims", "vectors", "command_hashes"} | {
+    "pc_repos",
+    "pc_files",
+    "pc_chunks",
+    "pc_df",
+    "pc_pending",
+}
 
 
 def tables(url: str) -> set[str]:
