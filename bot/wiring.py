@@ -58,11 +58,10 @@ def symbols_path(settings: Settings) -> Path:
 def make_stores(settings: Settings) -> StoreSet:
     """The records kept besides the index (run log, feedback, locks, claims, symbols...).
 
-    With a database URL (CODECITE_DATABASE_URL or DATABASE_URL) the run log, feedback,
-    event claims, ingest locks, embedding cache, command hashes and Pinecone's repository
-    state live in PostgreSQL, shared by every process; the symbol table stays in the data
-    directory until its PostgreSQL part exists. Without one, everything is SQLite
-    in the data directory (psycopg is never imported).
+    With a database URL (CODECITE_DATABASE_URL or DATABASE_URL) every part lives in
+    PostgreSQL (`bot.store.postgres`), shared by every process. Without one, everything
+    is SQLite and lock files in the data directory (psycopg is never imported). The
+    local index (CODECITE_INDEX=local) stays a file either way.
     """
     from bot.store import open_store
 

@@ -25,7 +25,8 @@ def open_store(
     database_url: str | None = None,
     embedding_cache_max: int | None = None,
 ) -> StoreSet:
-    """The stores of the data directory `home`, or of the database `database_url`.
+    """The stores of the data directory `home`, or of the database `database_url` (then
+    every part is in PostgreSQL and `home` and `symbols_path` are not used).
 
     `symbols_path`: where the symbol table lives when not `home/symbols.sqlite` (beside a
     local index file, see `bot.wiring.symbols_path`). `embedding_cache_max`: the embedding
@@ -36,10 +37,7 @@ def open_store(
         from bot.store.postgres.stores import PostgresStores
 
         return PostgresStores(
-            database_url,
-            home,
-            symbols_path=symbols_path,
-            embedding_cache_max=embedding_cache_max or DEFAULT_MAX_ENTRIES,
+            database_url, embedding_cache_max=embedding_cache_max or DEFAULT_MAX_ENTRIES
         )
     from bot.store.local import LocalStores
 

@@ -75,4 +75,26 @@ MIGRATIONS: dict[int, tuple[str, tuple[str, ...]]] = {
             )""",
         ),
     ),
+    3: (
+        "the symbol table: files with packed references, definitions, generations, commits",
+        (
+            """CREATE TABLE sym_files (
+                fid BIGSERIAL PRIMARY KEY, repo TEXT NOT NULL, path TEXT NOT NULL,
+                blob TEXT NOT NULL, names TEXT NOT NULL, offsets BYTEA NOT NULL,
+                sites BYTEA NOT NULL, folded TEXT[] NOT NULL, UNIQUE (repo, path)
+            )""",
+            "CREATE INDEX sym_files_folded ON sym_files USING GIN (folded)",
+            """CREATE TABLE sym_defs (
+                fid BIGINT NOT NULL REFERENCES sym_files (fid) ON DELETE CASCADE,
+                seq INTEGER NOT NULL, name TEXT NOT NULL, name_key TEXT NOT NULL,
+                symbol TEXT NOT NULL, kind TEXT NOT NULL, start_line INTEGER NOT NULL,
+                end_line INTEGER NOT NULL, PRIMARY KEY (fid, seq)
+            )""",
+            "CREATE INDEX sym_defs_by_name ON sym_defs (name_key)",
+            """CREATE TABLE sym_generations (
+                repo TEXT PRIMARY KEY, generation BIGINT NOT NULL
+            )""",
+            "CREATE TABLE sym_commits (repo TEXT PRIMARY KEY, commit_sha TEXT NOT NULL)",
+        ),
+    ),
 }

@@ -1,17 +1,17 @@
 """The stores of one PostgreSQL database (`CODECITE_DATABASE_URL`), shared by every process
 on every machine that names it.
 
-    stores = PostgresStores(url, home)
+    stores = PostgresStores(url)
     stores.runs.last("api")          # the runs table
     with stores.locks.hold("api"):   # an advisory lock
         ...
     stores.close()                   # closes the pool
 
-In PostgreSQL: the run log, feedback, event claims, ingest locks, the embedding cache,
-command-registration hashes and Pinecone's repository state. Not yet: the symbol table
-stays in the data directory (`home`, SQLite as in `bot.store.local`) until its
-PostgreSQL part exists. The schema is migrated when the first part opens (the same
-advisory-locked migrations as `codecite migrate`, so many processes may start at once).
+Every part is in PostgreSQL: the run log, feedback, event claims, ingest locks,
+the symbol table, the embedding cache, command-registration hashes and Pinecone's
+repository state; nothing is written to the data directory. The schema is migrated
+when the first part opens (the same advisory-locked migrations as `codecite migrate`,
+so many processes may start at once).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import TypeVar
 
 from bot.errors import StoreError
@@ -35,7 +34,6 @@ from bot.store.base import (
     VectorCache,
 )
 from bot.store.embeddings import DEFAULT_MAX_ENTRIES
-from bot.store.local import LocalStores
 from bot.store.postgres.connection import Database, redact
 
 log = logging.getLogger(__name__)
@@ -47,18 +45,9 @@ class PostgresStores:
     """Every part of the storage contract; thread-safe; `close()` idempotent."""
 
     def __init__(
-        self,
-        url: str,
-        home: Path,
-        *,
-        symbols_path: Path | None = None,
-        embedding_cache_max: int = DEFAULT_MAX_ENTRIES,
-        migrate: bool = True,
+        self, url: str, *, embedding_cache_max: int = DEFAULT_MAX_ENTRIES, migrate: bool = True
     ) -> None:
         self.database = Database(url)
-        self._local = LocalStores(
-            home, symbols_path=symbols_path, embedding_cache_max=embedding_cache_max
-        )
         self._cache_max = embedding_cache_max
         self._migrate = migrate
         self._migrated = False
@@ -96,8 +85,9 @@ class PostgresStores:
 
     @property
     def symbols(self) -> SymbolTable:
-        self._check_open("symbols")
-        return self._local.symbols  # not yet in PostgreSQL
+        from bot.store.postgres.symbols import PostgresSymbols
+
+        return self._part("symbols", lambda: PostgresSymbols(self.database))
 
     @property
     def embedding_cache(self) -> VectorCache:
@@ -123,19 +113,13 @@ class PostgresStores:
         )
 
     def close(self) -> None:
-        """Close every part, the local ones and the pool; idempotent."""
+        """Close every part and the pool; idempotent."""
         with self._lock:
             self._closed = True
             parts, self._parts = list(self._parts.values()), {}
         for part in reversed(parts):
             part.close()
-        self._local.close()
         self.database.close()
-
-    def _check_open(self, key: str) -> None:
-        with self._lock:
-            if self._closed:
-                raise StoreError("codecite's stores are closed.", detail=key)
 
     def _part(self, key: str, open_part: Callable[[], P]) -> P:
         with self._lock:
