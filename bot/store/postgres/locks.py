@@ -10,7 +10,6 @@ drops a shared lock at once, on a pooled connection: it never makes an ingest wa
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,10 +26,10 @@ if TYPE_CHECKING:
 _PAUSE = 0.05  # seconds between tries while waiting for a lock
 
 
-def lock_key(repo: str) -> int:
-    """A signed 64-bit advisory-lock key for `repo` (distinct from the migration lock's)."""
-    digest = hashlib.sha256(f"codecite-ingest:{repo}".encode()).digest()
-    return int.from_bytes(digest[:8], "big", signed=True)
+# The 64-bit key of a repository's lock, computed by the server: advisory locks are per
+# database, so the schema is part of the key (two deployments in two schemas of one
+# database never exclude each other), and "codecite-ingest" keeps it apart from others.
+_KEY = "hashtextextended('codecite-ingest:' || coalesce(current_schema(), '') || ':' || %s, 0)"
 
 
 class AdvisoryLocks:
@@ -41,20 +40,19 @@ class AdvisoryLocks:
     def hold(self, repo: str, *, wait: float | None = None) -> Iterator[None]:
         """Hold `repo`'s lock; `wait` seconds at most (None: forever, 0: not at all), then
         RepositoryBusy."""
-        key = lock_key(repo)
         conn = self._db.connect()
         try:
             with self._db.translated():
-                _acquire(conn, key, wait)
+                _acquire(conn, repo, wait)
             yield
         finally:
             conn.close()  # closing the session releases its lock
 
     def busy(self, repo: str) -> bool:
-        key = lock_key(repo)
-
         def probe(conn: Conn) -> bool:
-            row = conn.execute("SELECT pg_try_advisory_xact_lock_shared(%s)", (key,)).fetchone()
+            row = conn.execute(
+                f"SELECT pg_try_advisory_xact_lock_shared({_KEY})", (repo,)
+            ).fetchone()
             return not (row and row[0])  # a transaction lock: dropped at commit
 
         return self._db.run(probe)
@@ -63,17 +61,17 @@ class AdvisoryLocks:
         """Nothing is held between calls."""
 
 
-def _try(conn: Conn, key: int) -> bool:
-    row = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+def _try(conn: Conn, repo: str) -> bool:
+    row = conn.execute(f"SELECT pg_try_advisory_lock({_KEY})", (repo,)).fetchone()
     return bool(row and row[0])
 
 
-def _acquire(conn: Conn, key: int, wait: float | None) -> None:
+def _acquire(conn: Conn, repo: str, wait: float | None) -> None:
     if wait is None:
-        conn.execute("SELECT pg_advisory_lock(%s)", (key,))
+        conn.execute(f"SELECT pg_advisory_lock({_KEY})", (repo,))
         return
     deadline = time.monotonic() + wait
-    while not _try(conn, key):
+    while not _try(conn, repo):
         if time.monotonic() >= deadline:
             raise RepositoryBusy()
         time.sleep(_PAUSE)

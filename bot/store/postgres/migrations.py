@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
     from bot.store.postgres.connection import Database
 
-MIGRATION_LOCK = 0x636F_6465_6369_7465  # "codecite": the advisory lock key migrations hold
+# The advisory lock migrations hold: per database, so keyed by the schema migrated.
+MIGRATION_LOCK = "hashtextextended('codecite-migrate:' || coalesce(current_schema(), ''), 0)"
 LATEST = max(MIGRATIONS)
 
 _VERSIONS = """
@@ -56,7 +57,7 @@ def current_version(database: Database) -> int:
 
 
 def _migrate(conn: psycopg.Connection[tuple[object, ...]]) -> list[int]:
-    conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+    conn.execute(f"SELECT pg_advisory_lock({MIGRATION_LOCK})")
     try:
         conn.execute(_VERSIONS)
         done = {int(str(r[0])) for r in conn.execute("SELECT version FROM schema_version")}
@@ -74,4 +75,4 @@ def _migrate(conn: psycopg.Connection[tuple[object, ...]]) -> list[int]:
             applied.append(version)
         return applied
     finally:
-        conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
+        conn.execute(f"SELECT pg_advisory_unlock({MIGRATION_LOCK})")

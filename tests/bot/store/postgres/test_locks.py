@@ -8,7 +8,6 @@ from pathlib import Path
 
 import psycopg
 
-from bot.store.postgres.locks import lock_key
 from tests.support.stores import lock_holder, open_kind, use_database
 
 
@@ -19,13 +18,10 @@ def test_a_terminated_session_frees_its_lock(database_url: str, tmp_path: Path) 
     child = lock_holder("postgres", home, "api")
     try:
         assert stores.locks.busy("api")
-        key = lock_key("api")
         with psycopg.connect(database_url, autocommit=True) as admin:
-            [(ended,)] = admin.execute(
+            [(ended,)] = admin.execute(  # the child's session: the only advisory lock held
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = "
-                "'advisory' AND granted AND classid = ((%s >> 32) & 4294967295)::bigint::oid "
-                "AND objid = (%s & 4294967295)::bigint::oid",
-                (key, key),
+                "'advisory' AND granted AND pid <> pg_backend_pid()"
             ).fetchall()
         assert ended == 1
         deadline = time.monotonic() + 5
@@ -38,3 +34,19 @@ def test_a_terminated_session_frees_its_lock(database_url: str, tmp_path: Path) 
         child.kill()
         child.wait()
         stores.close()
+
+
+def test_two_schemas_of_one_database_lock_apart(postgres, tmp_path: Path) -> None:
+    """Two deployments in two schemas of one database: the same repository name, two locks."""
+    homes = [tmp_path / "one", tmp_path / "two"]
+    for home in homes:
+        use_database(home, postgres.new_database())
+    one, two = (open_kind("postgres", home) for home in homes)
+    try:
+        with one.locks.hold("api", wait=0):
+            assert one.locks.busy("api") and not two.locks.busy("api")
+            with two.locks.hold("api", wait=0):
+                pass
+    finally:
+        one.close()
+        two.close()

@@ -31,7 +31,7 @@ TABLES = {"runs", "next_runs", "answers", "votes", "claims", "vectors", "command
 def tables(url: str) -> set[str]:
     with psycopg.connect(url) as conn:
         rows = conn.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = 'public'"
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
         ).fetchall()
     return {str(r[0]) for r in rows}
 
@@ -69,7 +69,7 @@ def test_two_processes_migrating_at_once_end_with_one_schema(database_url: str) 
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with psycopg.connect(database_url, autocommit=True) as gate:
-        gate.execute("SELECT pg_advisory_lock(%s)", (migrations.MIGRATION_LOCK,))
+        gate.execute(f"SELECT pg_advisory_lock({migrations.MIGRATION_LOCK})")
         children = [
             subprocess.Popen(
                 [sys.executable, "-c", script, database_url],
@@ -85,7 +85,7 @@ def test_two_processes_migrating_at_once_end_with_one_schema(database_url: str) 
         while waiting(gate) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert waiting(gate) == 2  # both are migrating now, blocked on the lock
-        gate.execute("SELECT pg_advisory_unlock(%s)", (migrations.MIGRATION_LOCK,))
+        gate.execute(f"SELECT pg_advisory_unlock({migrations.MIGRATION_LOCK})")
         outputs = [child.communicate(timeout=60) for child in children]
     assert [c.returncode for c in children] == [0, 0], [err for _, err in outputs]
     applied = [json.loads(out) for out, _ in outputs]

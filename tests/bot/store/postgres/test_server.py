@@ -31,7 +31,7 @@ def test_the_binaries_are_found_off_path(monkeypatch: pytest.MonkeyPatch) -> Non
     assert found.startswith("/usr/lib/postgresql/") and found.endswith("/bin/pg_ctl")
 
 
-def test_each_test_gets_a_database_of_its_own(postgres: PostgresServer) -> None:
+def test_each_test_gets_a_namespace_of_its_own(postgres: PostgresServer) -> None:
     first, second = postgres.new_database(), postgres.new_database()
     assert first != second
     with psycopg.connect(first, autocommit=True) as conn:
