@@ -139,6 +139,13 @@ class Settings(BaseSettings):
         SecretStr | None, Field(validation_alias=_env("CODECITE_WEBHOOK_SECRET"))
     ] = None
     port: Annotated[int | None, Field(validation_alias=_env("PORT"), gt=0, lt=65536)] = None
+    # The shared store (PostgreSQL); a secret: never logged or shown (see bot.store.postgres).
+    database_url: Annotated[
+        SecretStr | None, Field(validation_alias=_env("CODECITE_DATABASE_URL", "DATABASE_URL"))
+    ] = None
+    embedding_cache_max: Annotated[
+        int, Field(validation_alias=_env("CODECITE_EMBEDDING_CACHE_MAX"), ge=1)
+    ] = 500_000  # vectors kept; bot.store.embeddings.DEFAULT_MAX_ENTRIES
     webhook_port: Annotated[
         int, Field(validation_alias=_env("CODECITE_WEBHOOK_PORT"), ge=0, le=65535)
     ] = 8787
@@ -181,6 +188,12 @@ class Settings(BaseSettings):
     @property
     def clones_dir(self) -> Path:
         return self.home / "repos"
+
+    @property
+    def database(self) -> str | None:
+        """The database URL when one is set (None: the data directory's SQLite files)."""
+        url = self.database_url.get_secret_value().strip() if self.database_url else ""
+        return url or None
 
     def resolved_config_path(self) -> Path | None:
         if self.config_path is not None:

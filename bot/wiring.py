@@ -56,10 +56,21 @@ def symbols_path(settings: Settings) -> Path:
 
 
 def make_stores(settings: Settings) -> StoreSet:
-    """The records kept besides the index (run log, feedback, locks, claims, symbols...)."""
+    """The records kept besides the index (run log, feedback, locks, claims, symbols...).
+
+    With a database URL (CODECITE_DATABASE_URL or DATABASE_URL) every part lives in
+    PostgreSQL (`bot.store.postgres`), shared by every process. Without one, everything
+    is SQLite and lock files in the data directory (psycopg is never imported). The
+    local index (CODECITE_INDEX=local) stays a file either way.
+    """
     from bot.store import open_store
 
-    return open_store(settings.home, symbols_path=symbols_path(settings))
+    return open_store(
+        settings.home,
+        symbols_path=symbols_path(settings),
+        database_url=settings.database,
+        embedding_cache_max=settings.embedding_cache_max,
+    )
 
 
 def make_symbols(settings: Settings, stores: StoreSet | None = None) -> SymbolTable | None:
@@ -102,7 +113,9 @@ def make_embedder(settings: Settings, stores: StoreSet | None = None) -> Embedde
         cache = (
             stores.embedding_cache
             if stores is not None
-            else EmbeddingCache(settings.home / "embeddings.sqlite")
+            else EmbeddingCache(
+                settings.home / "embeddings.sqlite", max_entries=settings.embedding_cache_max
+            )
         )
     except OSError as exc:
         raise ConfigError(f"Cannot create the embedding cache in {settings.home}.") from exc

@@ -7,13 +7,18 @@ from pathlib import Path
 import pytest
 
 from tests.support.gitrepo import GIT_ENV, GitRepo
+from tests.support.postgres import database_url, postgres, postgres_server
+
+__all__ = ["database_url", "postgres", "postgres_server"]  # fixtures for every test
 
 
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """No test sees the developer's keys, config or data directory."""
     for name in list(os.environ):
-        if name.startswith(("OPENAI_", "PINECONE_", "SLACK_", "DISCORD_", "CODECITE_", "GITHUB_")):
+        if name.startswith(
+            ("OPENAI_", "PINECONE_", "SLACK_", "DISCORD_", "CODECITE_", "GITHUB_")
+        ) or (name == "DATABASE_URL"):
             monkeypatch.delenv(name, raising=False)
     for name, value in GIT_ENV.items():
         monkeypatch.setenv(name, value)

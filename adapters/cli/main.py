@@ -22,7 +22,7 @@ from adapters.cli.render import print_answer, print_report
 from adapters.common.errors import user_facing
 from adapters.sections import PLATFORM_SECTIONS
 from bot.commands import Syntax
-from bot.config import load_settings
+from bot.config import Settings, load_settings
 from bot.core import CLI, Core
 from bot.errors import BotError, ConfigError
 
@@ -94,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("schedule", help="re-ingest configured repositories on their schedules")
     p.add_argument("--webhook-port", type=int, help="port for push webhooks (needs the secret)")
+    sub.add_parser("migrate", help="bring the database's schema up to date (CODECITE_DATABASE_URL)")
     return parser
 
 
@@ -233,6 +234,24 @@ def cmd_schedule(core: Core, args: argparse.Namespace, console: Console) -> int:
     return run_scheduler(core, webhook_port=args.webhook_port)
 
 
+def cmd_migrate(settings: Settings, console: Console) -> int:
+    """Run the database's schema migrations; needs no Core (a release step runs it alone)."""
+    from bot.store import migrate_database
+
+    url = settings.database
+    if url is None:
+        raise ConfigError(
+            "Set CODECITE_DATABASE_URL (or DATABASE_URL) to migrate a database; "
+            "the data directory's SQLite files need no migration."
+        )
+    applied, version = migrate_database(url)
+    if applied:
+        console.print(f"Database schema migrated to version {version} (applied {len(applied)}).")
+    else:
+        console.print(f"Database schema already at version {version}; nothing to do.")
+    return 0
+
+
 HANDLERS: dict[str, Handler] = {
     "index": cmd_index,
     "ask": cmd_ask,
@@ -262,6 +281,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     setup_logging(settings, verbose=args.verbose, server=args.command in ("serve", "schedule"))
     core: Core | None = None
     try:
+        if args.command == "migrate":
+            return cmd_migrate(settings, console)
         core = Core.from_settings(settings, platform_sections=PLATFORM_SECTIONS)
         return HANDLERS[args.command](core, args, console)
     except BotError as exc:

@@ -41,8 +41,15 @@ SYMBOLS, EMBEDDINGS, PINECONE_STATE = "symbols.sqlite", "embeddings.sqlite", "pi
 class LocalStores:
     """Every part of the storage contract over one data directory; thread-safe."""
 
-    def __init__(self, home: Path, *, symbols_path: Path | None = None) -> None:
+    def __init__(
+        self,
+        home: Path,
+        *,
+        symbols_path: Path | None = None,
+        embedding_cache_max: int | None = None,
+    ) -> None:
         self.home = home
+        self._cache_max = embedding_cache_max
         self._symbols_path = symbols_path or home / SYMBOLS
         self._parts: dict[str, Closable] = {}
         self._lock = threading.Lock()
@@ -85,7 +92,12 @@ class LocalStores:
     def embedding_cache(self) -> VectorCache:
         from bot.store.embeddings import EmbeddingCache
 
-        return self._part(EMBEDDINGS, lambda: EmbeddingCache(self.home / EMBEDDINGS))
+        def open_cache() -> EmbeddingCache:
+            if self._cache_max is None:
+                return EmbeddingCache(self.home / EMBEDDINGS)
+            return EmbeddingCache(self.home / EMBEDDINGS, max_entries=self._cache_max)
+
+        return self._part(EMBEDDINGS, open_cache)
 
     @property
     def pinecone_state(self) -> PineconeStateRecords:

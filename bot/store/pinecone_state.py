@@ -61,11 +61,11 @@ CREATE TABLE IF NOT EXISTS pending (
 """
 
 
-def _pack(terms: Iterable[int]) -> bytes:
+def pack_terms(terms: Iterable[int]) -> bytes:
     return array("I", sorted(set(terms))).tobytes()
 
 
-def _unpack(blob: bytes) -> array[int]:
+def unpack_terms(blob: bytes) -> array[int]:
     out = array("I")
     out.frombytes(blob)
     return out
@@ -265,7 +265,7 @@ def _drop_chunks(db: sqlite3.Connection, ids: Iterable[str], delta: Counter[int]
     for cid in dict.fromkeys(ids):
         row = db.execute("SELECT terms FROM chunks WHERE id = ?", (cid,)).fetchone()
         if row is not None:
-            delta.subtract(_unpack(row[0]))
+            delta.subtract(unpack_terms(row[0]))
             db.execute("DELETE FROM chunks WHERE id = ?", (cid,))
 
 
@@ -279,14 +279,14 @@ def _add_chunks(
         db.execute(
             "INSERT INTO chunks (id, repo, path, dense, terms) VALUES (?, ?, ?, ?, ?)"
             " ON CONFLICT (id) DO UPDATE SET dense = excluded.dense",
-            (chunk.id, chunk.repo, chunk.path, int(chunk.dense), _pack(chunk.terms)),
+            (chunk.id, chunk.repo, chunk.path, int(chunk.dense), pack_terms(chunk.terms)),
         )
 
 
 def _drop_file(db: sqlite3.Connection, repo: str, path: str, delta: Counter[int]) -> None:
     row = db.execute("SELECT terms FROM files WHERE repo = ? AND path = ?", (repo, path)).fetchone()
     if row is not None:
-        delta.subtract(_unpack(row[0]))
+        delta.subtract(unpack_terms(row[0]))
         db.execute("DELETE FROM files WHERE repo = ? AND path = ?", (repo, path))
 
 
@@ -295,7 +295,14 @@ def _add_file(db: sqlite3.Connection, row: FileRow, delta: Counter[int]) -> None
     db.execute(
         "INSERT INTO files (repo, path, blob, language, chunk_ids, terms)"
         " VALUES (?, ?, ?, ?, ?, ?)",
-        (row.repo, row.path, row.blob, row.language, json.dumps(row.chunk_ids), _pack(row.terms)),
+        (
+            row.repo,
+            row.path,
+            row.blob,
+            row.language,
+            json.dumps(row.chunk_ids),
+            pack_terms(row.terms),
+        ),
     )
 
 

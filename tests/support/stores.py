@@ -18,19 +18,35 @@ from pathlib import Path
 from bot.store import StoreSet, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
-KINDS = ("sqlite",)
+KINDS = ("sqlite", "postgres")
+URL_VARIABLE = "CODECITE_TEST_STORE_URL"  # hands a child process its test's database
+
+_databases: dict[Path, str] = {}  # home -> its test's database (postgres kind)
 
 
-def open_kind(kind: str, home: Path) -> StoreSet:
-    """A fresh set of stores of `kind` over `home` (a second call: another process's view)."""
+def use_database(home: Path, url: str) -> None:
+    """Give `home`'s postgres stores the database `url` (one fresh database per test)."""
+    _databases[home] = url
+
+
+def open_kind(kind: str, home: Path, *, embedding_cache_max: int | None = None) -> StoreSet:
+    """A fresh set of stores of `kind` over `home` (a second call: another process's view:
+    its own connection pool on the same database)."""
     if kind == "sqlite":
-        return open_store(home)
+        return open_store(home, embedding_cache_max=embedding_cache_max)
+    if kind == "postgres":
+        url = _databases.get(home) or os.environ.get(URL_VARIABLE)
+        if not url:
+            raise ValueError(f"no database for {home}: call use_database first")
+        return open_store(home, database_url=url, embedding_cache_max=embedding_cache_max)
     raise ValueError(f"unknown store kind {kind!r}")
 
 
 def lock_holder(kind: str, home: Path, repo: str) -> subprocess.Popen[str]:
     """A child process holding `repo`'s lock until it is killed; returns once it holds it."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if home in _databases:
+        env[URL_VARIABLE] = _databases[home]
     child = subprocess.Popen(
         [sys.executable, "-m", "tests.support.stores", "hold", kind, str(home), repo],
         cwd=ROOT,

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from bot.store import StoreSet
-from tests.support.stores import KINDS, open_kind
+from tests.support.postgres import PostgresServer
+from tests.support.stores import KINDS, open_kind, use_database
 
 
 @pytest.fixture(params=KINDS)
@@ -17,8 +18,13 @@ def kind(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
+def home(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """The data directory; for the postgres kind, with a fresh database of its own."""
+    home = tmp_path / "home"
+    if kind == "postgres":
+        server: PostgresServer = request.getfixturevalue("postgres_server")
+        use_database(home, server.new_database())
+    return home
 
 
 @pytest.fixture

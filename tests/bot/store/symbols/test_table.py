@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.errors import StoreError
+from bot.store import open_store
 from bot.store.symbols import schema
 from bot.store.symbols.table import SymbolStore
 from bot.symbols.extract import extract_text
@@ -83,12 +84,31 @@ def shop_files() -> list[tuple[str, str, PackedSymbols]]:
     ]
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def new_table(request: pytest.FixtureRequest, tmp_path: Path):
+    """Fresh, empty symbol tables: SQLite in memory, or PostgreSQL (a database each)."""
+    server = request.getfixturevalue("postgres_server") if request.param == "postgres" else None
+    opened = []
+
+    def factory():
+        if server is None:
+            table = SymbolStore.in_memory()
+        else:
+            stores = open_store(tmp_path / f"home{len(opened)}", database_url=server.new_database())
+            table = stores.symbols
+        opened.append(stores if server is not None else table)
+        return table
+
+    yield factory
+    for part in opened:
+        part.close()
+
+
 @pytest.fixture
-def store() -> SymbolStore:
-    s = SymbolStore.in_memory()
+def store(new_table):
+    s = new_table()
     s.apply("shop", shop_files())
-    yield s
-    s.close()
+    return s
 
 
 def where(defs: list[SymbolDef]) -> list[tuple[str, str, int, int]]:
@@ -124,8 +144,8 @@ def test_definitions_fall_back_to_any_case_only_when_nothing_matches(store):
     assert where(store.definitions("session", repos=None)) == [("shop/lower.py", "session", 1, 2)]
 
 
-def test_definitions_put_classes_and_functions_before_blocks():
-    s = SymbolStore.in_memory()
+def test_definitions_put_classes_and_functions_before_blocks(new_table):
+    s = new_table()
     stack = FileSymbols(
         definitions=(
             Definition("Stack", "Stack", "impl", 1, 9),
@@ -183,8 +203,8 @@ def test_references_fall_back_to_any_case(store):
     assert store.references("transmit", repos=None)[0].caller == "Adapter.send"
 
 
-def test_scopes_never_leak():
-    s = SymbolStore.in_memory()
+def test_scopes_never_leak(new_table):
+    s = new_table()
     s.apply("shop", shop_files())
     s.apply("other", [("lib/session.py", "k", packed("class Session:\n    pass\n\nSession()\n"))])
     only = frozenset({"other"})
@@ -221,8 +241,8 @@ def test_apply_replaces_files_and_removes_paths(store):
     assert [r.caller for r in store.references("dispatch", repos=None)] == ["request"]
 
 
-def test_apply_accepts_plain_file_symbols_and_duplicates_keep_the_last():
-    s = SymbolStore.in_memory()
+def test_apply_accepts_plain_file_symbols_and_duplicates_keep_the_last(new_table):
+    s = new_table()
     first = FileSymbols(
         (Definition("run", "Job.run", "method", 2, 4),),
         (Reference("start", 3, "Job.run", True), Reference("start", 9, "", False)),
@@ -260,12 +280,12 @@ def test_top_symbols_ranks_what_other_files_use(store):
     assert len(store.top_symbols("shop", limit=3)) == 3
 
 
-def test_top_symbols_shares_a_name_among_its_definitions():
+def test_top_symbols_shares_a_name_among_its_definitions(new_table):
     # JavaScript imports are strings, so namesakes cannot be told apart: they share.
     def js(source: str) -> PackedSymbols:
         return extract_text("x.js", source, "javascript")
 
-    s = SymbolStore.in_memory()
+    s = new_table()
     files = [
         ("a/one.js", "k", js("function load() {}\n")),
         ("b/two.js", "k", js("function load() {}\n")),
@@ -280,8 +300,8 @@ def test_top_symbols_shares_a_name_among_its_definitions():
     assert s.top_symbols("r")[0].definition.symbol == "unique"
 
 
-def test_a_python_function_counts_only_files_that_name_its_module():
-    s = SymbolStore.in_memory()
+def test_a_python_function_counts_only_files_that_name_its_module(new_table):
+    s = new_table()
     files = [
         ("pkg/grammar.py", "k", packed("def text(node):\n    return node\n")),
         ("pkg/loader.py", "k", packed("def load():\n    pass\n")),

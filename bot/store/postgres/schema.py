@@ -1,0 +1,100 @@
+"""The PostgreSQL schema, as numbered migrations (`bot.store.postgres.migrations` runs them).
+
+    version: (name, statements)
+
+Append a new version for every change; a shipped version is never edited.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: dict[int, tuple[str, tuple[str, ...]]] = {
+    1: (
+        "run log, feedback, event claims, embedding cache, command hashes",
+        (
+            """CREATE TABLE runs (
+                id BIGSERIAL PRIMARY KEY, repo TEXT NOT NULL, started_at TIMESTAMPTZ NOT NULL,
+                seconds DOUBLE PRECISION NOT NULL, trigger TEXT NOT NULL,
+                commit_sha TEXT NOT NULL, files_added INTEGER NOT NULL,
+                files_changed INTEGER NOT NULL, files_removed INTEGER NOT NULL,
+                chunks_added INTEGER NOT NULL, chunks_removed INTEGER NOT NULL,
+                embedded_inputs INTEGER NOT NULL, embedding_tokens BIGINT NOT NULL,
+                error TEXT NOT NULL, embedding_tokens_saved BIGINT NOT NULL,
+                state TEXT NOT NULL
+            )""",
+            "CREATE INDEX runs_repo ON runs (repo, id)",
+            "CREATE TABLE next_runs (repo TEXT PRIMARY KEY, at TIMESTAMPTZ NOT NULL)",
+            """CREATE TABLE answers (
+                id TEXT PRIMARY KEY, platform TEXT NOT NULL, channel TEXT NOT NULL,
+                asker TEXT NOT NULL, question TEXT NOT NULL, answer TEXT NOT NULL,
+                citations JSONB NOT NULL, created_at TIMESTAMPTZ NOT NULL
+            )""",
+            """CREATE TABLE votes (
+                answer_id TEXT NOT NULL REFERENCES answers (id) ON DELETE CASCADE,
+                voter TEXT NOT NULL, vote SMALLINT NOT NULL CHECK (vote IN (-1, 1)),
+                at TIMESTAMPTZ NOT NULL, PRIMARY KEY (answer_id, voter)
+            )""",
+            "CREATE INDEX votes_at ON votes (at)",
+            """CREATE TABLE claims (
+                key TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at TIMESTAMPTZ NOT NULL
+            )""",
+            "CREATE INDEX claims_expiry ON claims (expires_at)",
+            """CREATE TABLE vectors (
+                key TEXT PRIMARY KEY, dim INTEGER NOT NULL, vec BYTEA NOT NULL,
+                used_at TIMESTAMPTZ NOT NULL
+            )""",
+            "CREATE INDEX vectors_used ON vectors (used_at)",
+            """CREATE TABLE command_hashes (
+                name TEXT PRIMARY KEY, application TEXT NOT NULL, hashes JSONB NOT NULL
+            )""",
+        ),
+    ),
+    2: (
+        "Pinecone's repository state: repositories, manifests, token dimensions, journal",
+        (
+            """CREATE TABLE pc_repos (
+                name TEXT PRIMARY KEY, source TEXT NOT NULL, branch TEXT NOT NULL,
+                commit_sha TEXT NOT NULL, indexed_at TIMESTAMPTZ NOT NULL, web_url TEXT NOT NULL,
+                files INTEGER NOT NULL, chunks INTEGER NOT NULL
+            )""",
+            """CREATE TABLE pc_files (
+                repo TEXT NOT NULL, path TEXT NOT NULL, blob TEXT NOT NULL,
+                language TEXT NOT NULL, chunk_ids JSONB NOT NULL, terms BYTEA NOT NULL,
+                PRIMARY KEY (repo, path)
+            )""",
+            """CREATE TABLE pc_chunks (
+                id TEXT PRIMARY KEY, repo TEXT NOT NULL, path TEXT NOT NULL,
+                dense BOOLEAN NOT NULL, terms BYTEA NOT NULL
+            )""",
+            "CREATE INDEX pc_chunks_by_file ON pc_chunks (repo, path)",
+            """CREATE TABLE pc_df (
+                repo TEXT NOT NULL, level TEXT NOT NULL, term BIGINT NOT NULL,
+                n BIGINT NOT NULL, PRIMARY KEY (repo, level, term)
+            )""",
+            """CREATE TABLE pc_pending (
+                repo TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (repo, id)
+            )""",
+        ),
+    ),
+    3: (
+        "the symbol table: files with packed references, definitions, generations, commits",
+        (
+            """CREATE TABLE sym_files (
+                fid BIGSERIAL PRIMARY KEY, repo TEXT NOT NULL, path TEXT NOT NULL,
+                blob TEXT NOT NULL, names TEXT NOT NULL, offsets BYTEA NOT NULL,
+                sites BYTEA NOT NULL, folded TEXT[] NOT NULL, UNIQUE (repo, path)
+            )""",
+            "CREATE INDEX sym_files_folded ON sym_files USING GIN (folded)",
+            """CREATE TABLE sym_defs (
+                fid BIGINT NOT NULL REFERENCES sym_files (fid) ON DELETE CASCADE,
+                seq INTEGER NOT NULL, name TEXT NOT NULL, name_key TEXT NOT NULL,
+                symbol TEXT NOT NULL, kind TEXT NOT NULL, start_line INTEGER NOT NULL,
+                end_line INTEGER NOT NULL, PRIMARY KEY (fid, seq)
+            )""",
+            "CREATE INDEX sym_defs_by_name ON sym_defs (name_key)",
+            """CREATE TABLE sym_generations (
+                repo TEXT PRIMARY KEY, generation BIGINT NOT NULL
+            )""",
+            "CREATE TABLE sym_commits (repo TEXT PRIMARY KEY, commit_sha TEXT NOT NULL)",
+        ),
+    ),
+}
