@@ -41,12 +41,16 @@ class AdvisoryLocks:
         """Hold `repo`'s lock; `wait` seconds at most (None: forever, 0: not at all), then
         RepositoryBusy."""
         conn = self._db.connect()
+        held = False
         try:
             with self._db.translated():
                 _acquire(conn, repo, wait)
+            held = True
             yield
         finally:
-            conn.close()  # closing the session releases its lock
+            if held:
+                _release(conn, repo)
+            conn.close()
 
     def busy(self, repo: str) -> bool:
         def probe(conn: Conn) -> bool:
@@ -64,6 +68,15 @@ class AdvisoryLocks:
 def _try(conn: Conn, repo: str) -> bool:
     row = conn.execute(f"SELECT pg_try_advisory_lock({_KEY})", (repo,)).fetchone()
     return bool(row and row[0])
+
+
+def _release(conn: Conn, repo: str) -> None:
+    """Unlock before closing: the server frees a closed session's locks only once its
+    backend has exited, a moment later, and the next `busy` must not see them."""
+    try:
+        conn.execute(f"SELECT pg_advisory_unlock({_KEY})", (repo,))
+    except Exception:  # noqa: BLE001 - a dead session has released its locks already
+        return
 
 
 def _acquire(conn: Conn, repo: str, wait: float | None) -> None:

@@ -112,6 +112,12 @@ class PostgresStores:
             lambda: PostgresCommandHashes(self.database, name, what or f"{name} list"),
         )
 
+    def ping(self) -> None:
+        """The database answers a round trip (StoreError naming the host, never the password)."""
+        if self._closed:
+            raise StoreError("codecite's stores are closed.", detail="ping")
+        self.database.run(lambda conn: conn.execute("SELECT 1").fetchone())
+
     def close(self) -> None:
         """Close every part and the pool; idempotent."""
         with self._lock:

@@ -48,6 +48,23 @@ def test_an_unreachable_host_is_one_sentence_naming_it_never_the_password(
         assert "hunter2" not in text and url not in text
 
 
+def test_readiness_pings_the_database_and_names_the_host_when_it_is_gone(
+    postgres: PostgresServer, database_url: str, tmp_path: Path
+) -> None:
+    stores = open_store(tmp_path / "home", database_url=database_url)
+    assert stores.ping() is None
+    stores.close()
+    port = free_port()
+    gone = open_store(
+        tmp_path / "home", database_url=f"postgresql://bot:hunter2@127.0.0.1:{port}/x"
+    )
+    with pytest.raises(StoreError) as raised:
+        gone.ping()
+    gone.close()
+    assert f"127.0.0.1:{port}" in raised.value.user_message
+    assert "hunter2" not in str(raised.value) + raised.value.detail
+
+
 def test_a_wrong_password_says_so_without_showing_it(
     postgres: PostgresServer, database_url: str, tmp_path: Path
 ) -> None:
