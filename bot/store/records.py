@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -86,6 +86,50 @@ class Run:
         cls, repo: str, started: datetime, seconds: float, trigger: str, exc: BotError
     ) -> Run:
         return cls(repo, started, seconds, trigger, error=exc.user_message)
+
+
+def run_columns(run: Run, started: object) -> tuple[object, ...]:
+    """A run as the run log's columns, in table order; `started` is `started_at` as the
+    backend stores it (ISO text in SQLite, a timestamp in PostgreSQL)."""
+    return (
+        run.repo,
+        started,
+        run.seconds,
+        run.trigger,
+        run.commit,
+        run.files_added,
+        run.files_changed,
+        run.files_removed,
+        run.chunks_added,
+        run.chunks_removed,
+        run.embedded_inputs,
+        run.embedding_tokens,
+        run.error,
+        run.embedding_tokens_saved,
+        run.state,
+    )
+
+
+def run_from_columns(row: Sequence[object], started: datetime) -> Run:
+    """The inverse of `run_columns`, with `started` already decoded by the backend."""
+    counts = [int(str(v)) for v in row[5:12]]
+    return Run(
+        repo=str(row[0]),
+        started_at=started,
+        seconds=float(str(row[2])),
+        trigger=str(row[3]),
+        commit=str(row[4]),
+        files_added=counts[0],
+        files_changed=counts[1],
+        files_removed=counts[2],
+        chunks_added=counts[3],
+        chunks_removed=counts[4],
+        embedded_inputs=counts[5],
+        embedding_tokens=counts[6],
+        error=str(row[12]),
+        embedding_tokens_saved=int(str(row[13])),
+        state=str(row[14]),
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from bot.errors import BotError
-from bot.store.records import DONE, INTERRUPTED, RUNNING, Run
+from bot.store.records import DONE, INTERRUPTED, RUNNING, Run, run_columns, run_from_columns
 from bot.store.sqlite import SqliteFile
 
 __all__ = ["DONE", "INTERRUPTED", "KEEP_PER_REPO", "RUNNING", "Run", "RunLog"]
@@ -54,44 +54,11 @@ _UPDATE = (
 
 
 def _to_row(run: Run) -> tuple[object, ...]:
-    return (
-        run.repo,
-        run.started_at.isoformat(),
-        run.seconds,
-        run.trigger,
-        run.commit,
-        run.files_added,
-        run.files_changed,
-        run.files_removed,
-        run.chunks_added,
-        run.chunks_removed,
-        run.embedded_inputs,
-        run.embedding_tokens,
-        run.error,
-        run.embedding_tokens_saved,
-        run.state,
-    )
+    return run_columns(run, run.started_at.isoformat())
 
 
 def _from_row(row: Sequence[object]) -> Run:
-    counts = [int(str(v)) for v in row[5:12]]
-    return Run(
-        repo=str(row[0]),
-        started_at=datetime.fromisoformat(str(row[1])),
-        seconds=float(str(row[2])),
-        trigger=str(row[3]),
-        commit=str(row[4]),
-        files_added=counts[0],
-        files_changed=counts[1],
-        files_removed=counts[2],
-        chunks_added=counts[3],
-        chunks_removed=counts[4],
-        embedded_inputs=counts[5],
-        embedding_tokens=counts[6],
-        error=str(row[12]),
-        embedding_tokens_saved=int(str(row[13])),
-        state=str(row[14]),
-    )
+    return run_from_columns(row, datetime.fromisoformat(str(row[1])))
 
 
 def _prepare(db: sqlite3.Connection) -> None:

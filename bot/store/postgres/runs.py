@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from bot.errors import BotError
 from bot.store.postgres.connection import Database
-from bot.store.records import DONE, INTERRUPTED, RUNNING, Run
+from bot.store.records import DONE, INTERRUPTED, RUNNING, Run, run_columns, run_from_columns
 from bot.store.runs import KEEP_PER_REPO
 
 if TYPE_CHECKING:
@@ -39,46 +39,13 @@ def _aware(at: datetime) -> datetime:
 
 
 def _to_row(run: Run) -> tuple[object, ...]:
-    return (
-        run.repo,
-        _aware(run.started_at),
-        run.seconds,
-        run.trigger,
-        run.commit,
-        run.files_added,
-        run.files_changed,
-        run.files_removed,
-        run.chunks_added,
-        run.chunks_removed,
-        run.embedded_inputs,
-        run.embedding_tokens,
-        run.error,
-        run.embedding_tokens_saved,
-        run.state,
-    )
+    return run_columns(run, _aware(run.started_at))
 
 
 def _from_row(row: Sequence[object]) -> Run:
-    counts = [int(str(v)) for v in row[5:12]]
     started = row[1]
     assert isinstance(started, datetime)
-    return Run(
-        repo=str(row[0]),
-        started_at=started.astimezone(UTC),
-        seconds=float(str(row[2])),
-        trigger=str(row[3]),
-        commit=str(row[4]),
-        files_added=counts[0],
-        files_changed=counts[1],
-        files_removed=counts[2],
-        chunks_added=counts[3],
-        chunks_removed=counts[4],
-        embedded_inputs=counts[5],
-        embedding_tokens=counts[6],
-        error=str(row[12]),
-        embedding_tokens_saved=int(str(row[13])),
-        state=str(row[14]),
-    )
+    return run_from_columns(row, started.astimezone(UTC))
 
 
 class PostgresRunLog:
