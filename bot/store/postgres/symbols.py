@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
     Conn = psycopg.Connection[tuple[object, ...]]
 
-_LATER_KINDS = ("impl", "module", "namespace")
 _RANK_CACHE = 1000
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _DEF_COLUMNS = "f.repo, f.path, d.name, d.symbol, d.kind, d.start_line, d.end_line"
@@ -152,14 +151,9 @@ class PostgresSymbols:
         rows = self._db.run(
             lambda c: c.execute(sql, [last, last.translate(_ASCII_LOWER), *params]).fetchall()
         )
-        found: list[SymbolDef] = []
-        for folded in (False, True):
-            defs = [_row_def(r[:7]) for r in rows if folded or r[7]]
-            found = [d for d in defs if lookup.named(d, query, folded=folded)]
-            if found:
-                break
-        found.sort(key=lambda d: (d.kind in _LATER_KINDS, d.repo, d.path, d.start_line))
-        return found[:limit]
+        return lookup.best_definitions(
+            query, lambda folded: [_row_def(r[:7]) for r in rows if folded or r[7]], limit
+        )
 
     def references(
         self,

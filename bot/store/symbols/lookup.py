@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Callable, Iterable
 from pathlib import PurePosixPath
 
 from bot.store.symbols import schema
@@ -46,6 +47,25 @@ def definition_rows(
         [last, *([] if folded else [last]), *params],
     ).fetchall()
     return [SymbolDef(*row) for row in rows]
+
+
+# Containers (Rust impls, modules, namespaces) come after the classes and functions they hold.
+LATER_KINDS = ("impl", "module", "namespace")
+
+
+def best_definitions(
+    query: str, candidates: Callable[[bool], Iterable[SymbolDef]], limit: int
+) -> list[SymbolDef]:
+    """The definitions `query` names, exact case first, any case only if none: classes and
+    functions before containers, then by repo, path, line. `candidates(folded)` gives the
+    rows a backend found for the query's last segment (any case when `folded`)."""
+    found: list[SymbolDef] = []
+    for folded in (False, True):
+        found = [d for d in candidates(folded) if named(d, query, folded=folded)]
+        if found:
+            break
+    found.sort(key=lambda d: (d.kind in LATER_KINDS, d.repo, d.path, d.start_line))
+    return found[:limit]
 
 
 def named(d: SymbolDef, query: str, *, folded: bool) -> bool:

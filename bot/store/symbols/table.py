@@ -41,7 +41,6 @@ from bot.symbols.packed import PackedSymbols
 
 log = logging.getLogger(__name__)
 
-_LATER_KINDS = ("impl", "module", "namespace")  # containers: after classes and functions
 _RANK_CACHE = 1000  # ranked symbols kept per repository between writes
 _REFILL = "symbol answers fall back to search until the next reindex refills it"
 
@@ -153,15 +152,12 @@ class SymbolStore:
         last = query.rpartition(".")[2]
         if not last or limit <= 0 or (repos is not None and not repos):
             return []
-        found: list[SymbolDef] = []
         with self._reading() as db:
-            for folded in (False, True):
-                rows = lookup.definition_rows(db, last, repos, folded=folded)
-                found = [d for d in rows if lookup.named(d, query, folded=folded)]
-                if found:
-                    break
-        found.sort(key=lambda d: (d.kind in _LATER_KINDS, d.repo, d.path, d.start_line))
-        return found[:limit]
+            return lookup.best_definitions(
+                query,
+                lambda folded: lookup.definition_rows(db, last, repos, folded=folded),
+                limit,
+            )
 
     def references(
         self,
