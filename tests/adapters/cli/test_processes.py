@@ -129,8 +129,16 @@ def _wait_for(port: int, path: str, proc: subprocess.Popen[str]) -> tuple[int, s
 
 
 def _stop(proc: subprocess.Popen[str]) -> str:
+    """SIGTERM, then the child's stderr. A child still running after 90 s (a loaded
+    machine finishing an ingest it accepted, or a hang) is killed and the test fails
+    showing what the child logged, rather than with a bare timeout."""
     proc.send_signal(signal.SIGTERM)
-    _, stderr = proc.communicate(timeout=30)
+    try:
+        _, stderr = proc.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, stderr = proc.communicate()
+        raise AssertionError(f"the child did not stop on SIGTERM; its log:\n{stderr}") from None
     return stderr
 
 
