@@ -29,6 +29,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -39,6 +40,8 @@ from bot.core import Core
 from bot.errors import ConfigError
 
 log = logging.getLogger(__name__)
+
+STOP_POLL_SECONDS = 0.2  # how soon a received SIGTERM stops the scheduler
 
 
 def serve(
@@ -105,16 +108,19 @@ def _stop_process_when_done(run: Callable[[], None], name: str) -> None:
 def run_scheduler(core: Core, *, webhook_port: int | None = None) -> int:
     if not core.config.repos:
         raise ConfigError("No repositories to schedule: list them as [[repos]] in codecite.toml.")
-    stop = threading.Event()
+    # The handler only records the signal: taking a lock inside a signal handler (as
+    # Event.set does) can leave the main thread stuck, and the process never stops.
+    received: list[int] = []
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, lambda signum, _frame: received.append(signum))
     with _scheduler(core, enabled=True) as scheduler:
         routes = push_routes(core, scheduler)
         port = webhook_port if webhook_port is not None else core.settings.port
         if port is None and routes:
             port = core.settings.webhook_port
         with _listening([*health_routes(core.readiness), *routes], port):
-            stop.wait()
+            while not received:
+                time.sleep(STOP_POLL_SECONDS)
     return 0
 
 
