@@ -19,8 +19,10 @@ seconds, so processes on several machines agree as far as their clocks do.
 
 When the store fails (StoreError: the database restarting, a full disk) the
 limiter fails open: questions are answered uncounted, so the bot never goes
-silent because of its own bookkeeping. One warning says so per outage, and one
-line when counting works again.
+silent because of its own bookkeeping. The store is then tried again at most
+every RETRY_SECONDS (a database that is down can take its connect timeout to
+say so; the questions in between do not wait for it). One warning says so per
+outage, and one when counting works again.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from bot.errors import RateLimited, StoreError
 log = logging.getLogger(__name__)
 
 WINDOW_SECONDS = 60.0
+RETRY_SECONDS = 15.0  # during an outage, between two tries of the store
 
 LimitKind = Literal["user", "channel", "daily"]
 
@@ -118,19 +121,24 @@ class Limiter:
         *,
         clock: Callable[[], float] = time.time,
         window: float = WINDOW_SECONDS,
+        retry_after: float = RETRY_SECONDS,
     ) -> None:
         self.config = config
         self._quota = quota
         self._clock = clock
         self._window = window
+        self._retry_after = retry_after
         self._lock = threading.Lock()
         self._failing = False  # within an outage of the store (warned once)
+        self._retry_at = 0.0  # monotonic time before which the failing store is not tried
 
     def check(self, ctx: Asker) -> None:
         """Count this question, or raise RateLimited (and count nothing) when a limit is hit."""
         if ctx.unlimited:
             return
         limits = self.config
+        if self._failing and time.monotonic() < self._retry_at:
+            return  # the store failed a moment ago: answer uncounted without waiting for it
         try:
             refusal = self._quota().take(
                 f"{ctx.platform}:{ctx.user}",
@@ -186,6 +194,7 @@ class Limiter:
     def _fail_open(self, exc: StoreError) -> None:
         with self._lock:
             first, self._failing = not self._failing, True
+            self._retry_at = time.monotonic() + self._retry_after
         if first:
             log.warning(
                 "rate limits are not counted (answering anyway) until the store works again: %s",

@@ -222,7 +222,12 @@ def test_a_failing_store_lets_questions_through_with_one_warning_per_outage(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     current = [open_store(tmp_path / "home")]
-    lim = Limiter(LimitsConfig(per_user_per_minute=1), lambda: current[0].quota, clock=Clock())
+    lim = Limiter(
+        LimitsConfig(per_user_per_minute=1),
+        lambda: current[0].quota,
+        clock=Clock(),
+        retry_after=0,  # try the store at every question
+    )
     lim.check(slack())
     current[0].close()  # every part now fails with StoreError
     with caplog.at_level(logging.INFO, logger="bot.runtime.limits"):
