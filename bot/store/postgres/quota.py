@@ -50,9 +50,12 @@ _LOCK = (
     f"SELECT q.kind, q.stamps, q.answered FROM quota AS q JOIN {_KEYS} "
     "ON q.kind = wanted.kind AND q.key = wanted.key ORDER BY wanted.n FOR UPDATE OF q"
 )
-_WRITE = (
-    "UPDATE quota SET stamps = COALESCE(%s::float8[], stamps), answered = answered + %s, "
-    "last_at = GREATEST(last_at, %s) WHERE kind = %s AND key = %s"
+_WRITE = (  # every locked row in one statement; a window's stamps as exact decimal text
+    "UPDATE quota AS q SET stamps = CASE WHEN w.kind = 'day' THEN q.stamps "
+    "ELSE string_to_array(w.stamps, ',')::float8[] END, answered = q.answered + w.added, "
+    "last_at = GREATEST(q.last_at, %s) "
+    "FROM unnest(%s::text[], %s::text[], %s::text[], %s::int[]) AS w (kind, key, stamps, added) "
+    "WHERE q.kind = w.kind AND q.key = w.key"
 )
 _PRUNE = (
     "DELETE FROM quota WHERE (kind, key) IN (SELECT kind, key FROM quota WHERE "
@@ -102,12 +105,9 @@ class PostgresQuota:
             refusal = judge(seen, _int(rows[-1][2]), daily, window=window, now=now)
             if refusal is not None:
                 raise _Refused(refusal)
-            writes: list[tuple[object, ...]] = [
-                (advanced(s, w.limit, window, now), 0, now, w.kind, w.key) for w, s in seen
-            ]
-            writes.append((None, 1, now, DAY, day))
-            with conn.cursor() as cur:
-                cur.executemany(_WRITE, writes)
+            stamps = [_text(advanced(s, w.limit, window, now)) for w, s in seen] + [""]
+            added = [0] * len(wins) + [1]
+            conn.execute(_WRITE, (now, kinds, keys, stamps, added))
 
         try:
             self._db.run(op)
@@ -147,6 +147,10 @@ def _locked(conn: Conn, kinds: list[str], keys: list[str]) -> list[tuple[object,
         if len(rows) == len(kinds):
             return rows
     raise StoreError("The rate-limit counts could not be read or written.", detail="rows vanished")
+
+
+def _text(stamps: Sequence[float]) -> str:
+    return ",".join(repr(float(s)) for s in stamps)  # repr round-trips a float exactly
 
 
 def _floats(value: object) -> Sequence[float]:
