@@ -104,7 +104,7 @@ class Core:
             embedder=embedder,
             symbols=self.symbols,
         )
-        self._limiter = Limiter(config.limits)
+        self._limiter = Limiter(config.limits, lambda: self.stores.quota)
         # One bounded line of answer work per process, shared by every adapter in it.
         self._queue = AnswerQueue.from_config(config.limits)
         self._sections: tuple[str, ...] = ()

@@ -1,6 +1,6 @@
 """Abuse and cost limits: questions per user and per channel a minute, answers a day.
 
-    limiter = Limiter(config.limits)
+    limiter = Limiter(config.limits, lambda: stores.quota)
     limiter.check(ctx)  # counts the question, or raises RateLimited with a sentence
 
 Per-user and per-channel limits are sliding windows of 60 seconds: a key may
@@ -12,10 +12,17 @@ quota. A context the adapter marked `unlimited` (the terminal: whoever runs it
 owns the data directory and the API keys) is exempt. A limit of 0 disables that
 limit.
 
-The counts live in this process's memory: several bot processes each apply the
-limits on their own, and a restart forgets them. Memory stays bounded: a key
-keeps at most N timestamps, keys idle for a whole window are evicted (oldest
-first, in O(1) per eviction), and at most `max_keys` keys are kept per kind.
+The counting is the store's (`Quota`, `StoreSet.quota`: a SQLite file in the
+data directory or the PostgreSQL database), so every process sharing a store
+shares the limits, and a restart forgets nothing. Times are wall-clock epoch
+seconds, so processes on several machines agree as far as their clocks do.
+
+When the store fails (StoreError: the database restarting, a full disk) the
+limiter fails open: questions are answered uncounted, so the bot never goes
+silent because of its own bookkeeping. The store is then tried again at most
+every RETRY_SECONDS (a database that is down can take its connect timeout to
+say so; the questions in between do not wait for it). One warning says so per
+outage, and one when counting works again.
 """
 
 from __future__ import annotations
@@ -24,19 +31,55 @@ import logging
 import math
 import threading
 import time
-from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
-from typing import Protocol
+from typing import Literal, Protocol
 
 from bot.config import LimitsConfig
-from bot.errors import RateLimited
+from bot.errors import RateLimited, StoreError
 
 log = logging.getLogger(__name__)
 
 WINDOW_SECONDS = 60.0
-DEFAULT_MAX_KEYS = 100_000
+RETRY_SECONDS = 15.0  # during an outage, between two tries of the store
+
+LimitKind = Literal["user", "channel", "daily"]
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Which limit refused a question, and the seconds until one would be let through."""
+
+    limit: LimitKind
+    wait: float
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaUsage:
+    users: int  # keys with an accepted question within the last window
+    channels: int
+    answered_today: int  # accepted questions this UTC day
+
+
+class Quota(Protocol):
+    """The counts behind the limits (`bot.store.base.QuestionQuota` is the store's)."""
+
+    def take(
+        self,
+        user_key: str,
+        channel_key: str | None,
+        *,
+        per_user: int,
+        per_channel: int,
+        daily: int,
+        window: float,
+        now: float,
+    ) -> Refusal | None:
+        """Check the three limits and record the question only when all let it through,
+        atomically; the first limit that refuses (user, channel, daily), or None."""
+        ...
+
+    def usage(self, *, window: float, now: float) -> QuotaUsage: ...
 
 
 class Asker(Protocol):
@@ -55,167 +98,116 @@ class Asker(Protocol):
     def unlimited(self) -> bool: ...
 
 
-def utc_today() -> date:
-    return datetime.now(UTC).date()
-
-
 @dataclass(frozen=True, slots=True)
 class LimiterStats:
     """A snapshot for status pages and tests."""
 
-    users: int  # keys currently tracked
+    users: int  # keys active within the window
     channels: int
     answered_today: int
     daily_limit: int
 
 
-class SlidingWindow:
-    """At most `limit` events per key in any `window` seconds. Not thread-safe on its own."""
-
-    def __init__(self, limit: int, window: float, max_keys: int) -> None:
-        self.limit = limit
-        self.window = window
-        self.max_keys = max_keys
-        # Ordered by the time of each key's latest event, oldest first, so idle keys sit in front.
-        self._events: OrderedDict[tuple[str, str], deque[float]] = OrderedDict()
-        self._warned = False
-
-    def __len__(self) -> int:
-        return len(self._events)
-
-    def wait_for(self, key: tuple[str, str], now: float) -> float:
-        """Seconds until `key` may act again; 0 when it may act now."""
-        self.evict_idle(now)
-        events = self._events.get(key)
-        if self.limit <= 0 or events is None or len(events) < self.limit:
-            return 0.0
-        return max(0.0, events[0] + self.window - now)
-
-    def record(self, key: tuple[str, str], now: float) -> None:
-        if self.limit <= 0:
-            return
-        events = self._events.get(key)
-        if events is None:
-            events = self._events[key] = deque(maxlen=self.limit)
-        events.append(now)
-        self._events.move_to_end(key)
-        if len(self._events) > self.max_keys:
-            # Only under a flood of distinct ids: the least recently active key starts afresh.
-            self._events.popitem(last=False)
-            if not self._warned:
-                self._warned = True
-                log.warning(
-                    "rate limiter holds %d keys; forgetting the least recent", self.max_keys
-                )
-
-    def evict_idle(self, now: float) -> None:
-        """Forget keys whose latest event has left the window (they are as good as new)."""
-        horizon = now - self.window
-        while self._events:
-            key, events = next(iter(self._events.items()))
-            if events[-1] > horizon:
-                return
-            del self._events[key]
-
-
-class DailyCap:
-    """At most `limit` events per UTC day. Not thread-safe on its own."""
-
-    def __init__(self, limit: int, today: Callable[[], date]) -> None:
-        self.limit = limit
-        self._today = today
-        self._day = today()
-        self.count = 0
-
-    def used(self) -> int:
-        self._roll()
-        return self.count
-
-    def exhausted(self) -> bool:
-        return self.limit > 0 and self.used() >= self.limit
-
-    def record(self) -> None:
-        self._roll()
-        self.count += 1
-
-    def _roll(self) -> None:
-        day = self._today()
-        if day != self._day:
-            self._day, self.count = day, 0
-
-
 class Limiter:
-    """Per-user, per-channel and daily limits for questions; thread-safe."""
+    """Per-user, per-channel and daily limits for questions, counted by a shared store.
+
+    `quota` is called at each question (so a store that cannot be opened now is met as a
+    StoreError then, and the limiter fails open, rather than at start)."""
 
     def __init__(
         self,
         config: LimitsConfig,
+        quota: Callable[[], Quota],
         *,
-        clock: Callable[[], float] = time.monotonic,
-        today: Callable[[], date] = utc_today,
-        max_keys: int = DEFAULT_MAX_KEYS,
+        clock: Callable[[], float] = time.time,
+        window: float = WINDOW_SECONDS,
+        retry_after: float = RETRY_SECONDS,
     ) -> None:
-        if max_keys < 1:
-            raise ValueError("max_keys must be at least 1")
         self.config = config
+        self._quota = quota
         self._clock = clock
+        self._window = window
+        self._retry_after = retry_after
         self._lock = threading.Lock()
-        self._users = SlidingWindow(config.per_user_per_minute, WINDOW_SECONDS, max_keys)
-        self._channels = SlidingWindow(config.per_channel_per_minute, WINDOW_SECONDS, max_keys)
-        self._daily = DailyCap(config.daily_answers, today)
+        self._failing = False  # within an outage of the store (warned once)
+        self._retry_at = 0.0  # monotonic time before which the failing store is not tried
 
     def check(self, ctx: Asker) -> None:
         """Count this question, or raise RateLimited (and count nothing) when a limit is hit."""
         if ctx.unlimited:
             return
-        user = (ctx.platform, ctx.user)
-        channel = (ctx.platform, ctx.channel)
-        with self._lock:
-            now = self._clock()
-            self._refuse_if_limited(user, channel, bool(ctx.channel), now)
-            self._users.record(user, now)
-            if ctx.channel:
-                self._channels.record(channel, now)
-            self._daily.record()
-
-    def _refuse_if_limited(
-        self, user: tuple[str, str], channel: tuple[str, str], has_channel: bool, now: float
-    ) -> None:
-        wait = self._users.wait_for(user, now)
-        if wait > 0:
-            log.info("rate limited %s user (%d a minute)", user[0], self._users.limit)
-            raise RateLimited(
-                f"You're asking faster than {_questions(self._users.limit)} a minute; "
-                f"try again in {_seconds(wait)} s.",
-                detail=f"user limit {self._users.limit}/min",
+        limits = self.config
+        if self._failing and time.monotonic() < self._retry_at:
+            return  # the store failed a moment ago: answer uncounted without waiting for it
+        try:
+            refusal = self._quota().take(
+                f"{ctx.platform}:{ctx.user}",
+                f"{ctx.platform}:{ctx.channel}" if ctx.channel else None,
+                per_user=limits.per_user_per_minute,
+                per_channel=limits.per_channel_per_minute,
+                daily=limits.daily_answers,
+                window=self._window,
+                now=self._clock(),
             )
-        wait = self._channels.wait_for(channel, now) if has_channel else 0.0
-        if wait > 0:
-            log.info("rate limited %s channel (%d a minute)", channel[0], self._channels.limit)
-            raise RateLimited(
-                f"This channel is asking faster than {_questions(self._channels.limit)} "
-                f"a minute; try again in {_seconds(wait)} s.",
-                detail=f"channel limit {self._channels.limit}/min",
-            )
-        if self._daily.exhausted():
-            log.warning("daily answer limit of %d reached", self._daily.limit)
-            raise RateLimited(
-                f"codecite has answered its daily limit of {self._daily.limit:,} questions; "
-                "it resets at 00:00 UTC.",
-                detail=f"daily limit {self._daily.limit}",
-            )
+        except StoreError as exc:
+            self._fail_open(exc)
+            return
+        self._recovered()
+        if refusal is not None:
+            raise self._refused(refusal)
 
     def stats(self) -> LimiterStats:
-        with self._lock:
-            now = self._clock()
-            self._users.evict_idle(now)
-            self._channels.evict_idle(now)
-            return LimiterStats(
-                users=len(self._users),
-                channels=len(self._channels),
-                answered_today=self._daily.used(),
-                daily_limit=self._daily.limit,
+        usage = self._quota().usage(window=self._window, now=self._clock())
+        return LimiterStats(
+            users=usage.users,
+            channels=usage.channels,
+            answered_today=usage.answered_today,
+            daily_limit=self.config.daily_answers,
+        )
+
+    def _refused(self, refusal: Refusal) -> RateLimited:
+        limits = self.config
+        if refusal.limit == "user":
+            limit = limits.per_user_per_minute
+            log.info("rate limited a user (%d a minute)", limit)
+            return RateLimited(
+                f"You're asking faster than {_questions(limit)} a minute; "
+                f"try again in {_seconds(refusal.wait)} s.",
+                detail=f"user limit {limit}/min",
             )
+        if refusal.limit == "channel":
+            limit = limits.per_channel_per_minute
+            log.info("rate limited a channel (%d a minute)", limit)
+            return RateLimited(
+                f"This channel is asking faster than {_questions(limit)} "
+                f"a minute; try again in {_seconds(refusal.wait)} s.",
+                detail=f"channel limit {limit}/min",
+            )
+        limit = limits.daily_answers
+        log.warning("daily answer limit of %d reached", limit)
+        return RateLimited(
+            f"codecite has answered its daily limit of {limit:,} questions; "
+            "it resets at 00:00 UTC.",
+            detail=f"daily limit {limit}",
+        )
+
+    def _fail_open(self, exc: StoreError) -> None:
+        with self._lock:
+            first, self._failing = not self._failing, True
+            self._retry_at = time.monotonic() + self._retry_after
+        if first:
+            log.warning(
+                "rate limits are not counted (answering anyway) until the store works again: %s",
+                exc.detail or exc.user_message,
+            )
+
+    def _recovered(self) -> None:
+        if not self._failing:  # the common case: no lock taken
+            return
+        with self._lock:
+            was, self._failing = self._failing, False
+        if was:
+            log.warning("rate limits are counted again")
 
 
 def _questions(n: int) -> str:

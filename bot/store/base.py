@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Protocol
 
 from bot.models import Answer, FileEntry, RepoState
+from bot.runtime.limits import Quota
 from bot.store.records import ChunkRow, CorpusStats, Counts, FeedbackRow, FileRow, Run
 from bot.symbols.model import FileSymbols, RankedSymbol, SymbolDef, SymbolRef
 from bot.symbols.packed import PackedSymbols
@@ -164,6 +165,13 @@ class PineconeStateRecords(Closable, Protocol):
         ...
 
 
+class QuestionQuota(Quota, Closable, Protocol):
+    """The rate limits' counts (`take`, `usage`: see `bot.runtime.limits.Quota`), shared by
+    every process on the store. `take` checks the per-user and per-channel sliding windows
+    and the UTC day's count (derived from `now`, epoch seconds from the caller's clock) and
+    records the question only when all pass, in one transaction; idle rows are pruned."""
+
+
 class StoreSet(Closable, Protocol):
     """Every part, opened on first use and closed together."""
 
@@ -181,6 +189,8 @@ class StoreSet(Closable, Protocol):
     def embedding_cache(self) -> VectorCache: ...
     @property
     def pinecone_state(self) -> PineconeStateRecords: ...
+    @property
+    def quota(self) -> QuestionQuota: ...
     def command_hashes(self, name: str, what: str = "") -> CommandHashes:
         """The platform's store named `name` (`what` names it in sentences to users)."""
         ...

@@ -27,6 +27,7 @@ from bot.store.base import (
     FeedbackRecords,
     IngestLocks,
     PineconeStateRecords,
+    QuestionQuota,
     RunRecords,
     SymbolTable,
     VectorCache,
@@ -36,6 +37,7 @@ P = TypeVar("P", bound=Closable)
 
 RUNS, FEEDBACK, EVENTS = "runs.sqlite", "feedback.sqlite", "events.sqlite"
 SYMBOLS, EMBEDDINGS, PINECONE_STATE = "symbols.sqlite", "embeddings.sqlite", "pinecone_state.sqlite"
+LIMITS = "limits.sqlite"
 
 
 class LocalStores:
@@ -104,6 +106,12 @@ class LocalStores:
         from bot.store.pinecone_state import PineconeState
 
         return self._part(PINECONE_STATE, lambda: PineconeState(self.home / PINECONE_STATE))
+
+    @property
+    def quota(self) -> QuestionQuota:
+        from bot.store.quota import SqliteQuota
+
+        return self._part(LIMITS, lambda: SqliteQuota(self.home / LIMITS))
 
     def command_hashes(self, name: str, what: str = "") -> CommandHashes:
         from bot.store.command_hashes import JsonCommandHashes

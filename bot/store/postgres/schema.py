@@ -97,4 +97,16 @@ MIGRATIONS: dict[int, tuple[str, tuple[str, ...]]] = {
             "CREATE TABLE sym_commits (repo TEXT PRIMARY KEY, commit_sha TEXT NOT NULL)",
         ),
     ),
+    4: (
+        "rate limits and the daily cap: recent question times per user and channel, counts per day",
+        (
+            """CREATE TABLE quota (
+                kind TEXT NOT NULL, key TEXT NOT NULL,
+                stamps DOUBLE PRECISION[] NOT NULL DEFAULT '{}',
+                answered BIGINT NOT NULL DEFAULT 0, last_at DOUBLE PRECISION NOT NULL DEFAULT 0,
+                PRIMARY KEY (kind, key)
+            )""",
+            "CREATE INDEX quota_idle ON quota (kind, last_at)",
+        ),
+    ),
 }

@@ -7,8 +7,8 @@ on every machine that names it.
         ...
     stores.close()                   # closes the pool
 
-Every part is in PostgreSQL: the run log, feedback, event claims, ingest locks,
-the symbol table, the embedding cache, command-registration hashes and Pinecone's
+Every part is in PostgreSQL: the run log, feedback, event claims, rate-limit counts,
+ingest locks, the symbol table, the embedding cache, command-registration hashes and Pinecone's
 repository state; nothing is written to the data directory. The schema is migrated
 when the first part opens (the same advisory-locked migrations as `codecite migrate`,
 so many processes may start at once).
@@ -29,6 +29,7 @@ from bot.store.base import (
     FeedbackRecords,
     IngestLocks,
     PineconeStateRecords,
+    QuestionQuota,
     RunRecords,
     SymbolTable,
     VectorCache,
@@ -103,6 +104,12 @@ class PostgresStores:
         from bot.store.postgres.pinecone_state import PostgresPineconeState
 
         return self._part("pinecone_state", lambda: PostgresPineconeState(self.database))
+
+    @property
+    def quota(self) -> QuestionQuota:
+        from bot.store.postgres.quota import PostgresQuota
+
+        return self._part("quota", lambda: PostgresQuota(self.database))
 
     def command_hashes(self, name: str, what: str = "") -> CommandHashes:
         from bot.store.postgres.command_hashes import PostgresCommandHashes
