@@ -86,10 +86,10 @@ def compare(
         "definitions": sum(len(p.defs) for _, _, p in found),
         "references": sum(len(p.sites) // 4 for _, _, p in found),
         "repetitions": repetitions,
-        "sqlite": {"median_s": round(lite, 3), "runs_s": [round(s, 3) for s in seconds["sqlite"]]},
+        "sqlite": {"median_s": round(lite, 4), "runs_s": [round(s, 4) for s in seconds["sqlite"]]},
         "postgres": {
-            "median_s": round(pg, 3),
-            "runs_s": [round(s, 3) for s in seconds["postgres"]],
+            "median_s": round(pg, 4),
+            "runs_s": [round(s, 4) for s in seconds["postgres"]],
         },
         "ratio": round(pg / lite, 3) if lite else None,
     }
