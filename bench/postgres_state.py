@@ -57,6 +57,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--cases-repo", default="psf/requests", help="whose cases to ask")
     p.add_argument("--questions", type=int, default=200)
     p.add_argument("--warmup", type=int, default=20, help="questions asked first, not timed")
+    p.add_argument("--parts", default="answers,symbols,claims", help="what to measure")
     p.add_argument("--shapes", default="local,pinecone", help="indexes to measure answers on")
     p.add_argument("--stdlib", type=Path, default=STDLIB, help="the tree of the symbol ingest")
     p.add_argument("--symbol-files", type=int, help="only the first N files (smoke runs)")
@@ -92,12 +93,13 @@ def measure(args: argparse.Namespace, scratch: Path, server_root: Path) -> dict[
     result: dict[str, Any] = {"machine": machine()}
     with PostgresServer(server_root) as server:
         result["postgres_server"] = {"fsync": server.fsync, "version": server_version(server)}
+        parts = set(args.parts.split(","))
         corpus = checkout(args.corpus, scratch / "corpus")
         questions = pg_answers.build_questions(
             corpus, args.cases, args.cases_repo, args.questions, args.seed
         )
         result["answers"] = {"corpus": str(args.corpus), "questions": len(questions)}
-        for shape in [s for s in args.shapes.split(",") if s]:
+        for shape in [s for s in args.shapes.split(",") if s and "answers" in parts]:
             print(f"answers, {shape} index: {len(questions)} questions x 2 backends", flush=True)
             result["answers"][shape] = pg_answers.compare(
                 pg_answers.Shape(shape),
@@ -107,19 +109,20 @@ def measure(args: argparse.Namespace, scratch: Path, server_root: Path) -> dict[
                 database_url=server.new_database(f"bench_answers_{shape}"),
                 warmup=args.warmup,
             )
-        print(f"symbols: extracting {args.stdlib}", flush=True)
-        found = pg_symbols.extract_tree(args.stdlib, args.symbol_files)
-        result["symbols"] = {
-            "tree": str(args.stdlib),
-            **pg_symbols.compare(
-                found,
-                homes=scratch / "symbols",
-                new_database=server.new_database,
-                repetitions=args.repetitions,
-            ),
-        }
+        if "symbols" in parts:
+            print(f"symbols: extracting {args.stdlib}", flush=True)
+            found = pg_symbols.extract_tree(args.stdlib, args.symbol_files)
+            result["symbols"] = {
+                "tree": str(args.stdlib),
+                **pg_symbols.compare(
+                    found,
+                    homes=scratch / "symbols",
+                    new_database=server.new_database,
+                    repetitions=args.repetitions,
+                ),
+            }
         result["claims"] = {}
-        for backend in ("sqlite", "postgres"):
+        for backend in ("sqlite", "postgres") if "claims" in parts else ():
             print(f"claims, {backend}: {args.replicas} replicas x {args.events} events", flush=True)
             url = server.new_database("bench_claims") if backend == "postgres" else None
             result["claims"][backend] = pg_claims.run(
@@ -130,6 +133,7 @@ def measure(args: argparse.Namespace, scratch: Path, server_root: Path) -> dict[
                 run=backend,
             )
     result["seconds"] = round(time.perf_counter() - started, 1)
+    result["machine"]["load_after"] = [round(x, 2) for x in os.getloadavg()]
     return result
 
 
@@ -138,6 +142,7 @@ def machine() -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "python": platform.python_version(),
         "system": platform.platform(),
+        "load_before": [round(x, 2) for x in os.getloadavg()],  # other work on the machine
     }
 
 
@@ -168,27 +173,44 @@ def report(result: dict[str, Any]) -> str:
         )
     header = ["index", "n", "sqlite p50/p95 ms", "postgres p50/p95 ms", "added p50/p95 ms"]
     header += ["paired added p50/p95 ms", "same answers"]
-    s = result["symbols"]
-    symbols = table(
-        ["symbol ingest", "files", "defs", "refs", "sqlite s", "postgres s", "ratio"],
-        [
+    s = result.get("symbols")
+    symbols = (
+        ""
+        if s is None
+        else table(
+            ["symbol ingest", "files", "defs", "refs", "sqlite s", "postgres s", "ratio"],
             [
-                "stdlib",
-                s["files"],
-                s["definitions"],
-                s["references"],
-                f"{s['sqlite']['median_s']:.3f}",
-                f"{s['postgres']['median_s']:.3f}",
-                f"{s['ratio']:.2f}x" if s["ratio"] else "-",
-            ]
-        ],
+                [
+                    "stdlib",
+                    s["files"],
+                    s["definitions"],
+                    s["references"],
+                    f"{s['sqlite']['median_s']:.3f}",
+                    f"{s['postgres']['median_s']:.3f}",
+                    f"{s['ratio']:.2f}x" if s["ratio"] else "-",
+                ]
+            ],
+        )
     )
     c = result["claims"]
-    claims = table(
-        ["claims", "replicas", "events", "p50 ms", "p95 ms", "p99 ms", "max ms", "not 1 winner"],
-        [[b, *_claim_cells(c[b])] for b in c],
+    claims = (
+        ""
+        if not c
+        else table(
+            [
+                "claims",
+                "replicas",
+                "events",
+                "p50 ms",
+                "p95 ms",
+                "p99 ms",
+                "max ms",
+                "not 1 winner",
+            ],
+            [[b, *_claim_cells(c[b])] for b in c],
+        )
     )
-    return "\n\n".join([table(header, rows), symbols, claims])
+    return "\n\n".join(t for t in (table(header, rows) if rows else "", symbols, claims) if t)
 
 
 def _claim_cells(c: dict[str, Any]) -> list[Any]:
