@@ -11,6 +11,7 @@ id). Each claim is timed; exactly one replica must win each event.
 from __future__ import annotations
 
 import multiprocessing as mp
+import queue
 import time
 from collections import Counter
 from pathlib import Path
@@ -54,6 +55,24 @@ def _replica(
         stores.close()
 
 
+def _collect(out: Any, procs: list[Any], limit: float = 600) -> list[tuple[Any, ...]]:
+    """Every replica's report; a replica that died without one is reported as failed."""
+    results: list[tuple[Any, ...]] = []
+    deadline = time.monotonic() + limit
+    while len(results) < len(procs) and time.monotonic() < deadline:
+        try:
+            results.append(out.get(timeout=1))
+        except queue.Empty:
+            if all(p.exitcode is not None for p in procs) and out.empty():
+                break
+    for p in procs:
+        p.join(timeout=10)
+        if p.is_alive():
+            p.kill()
+    missing = len(procs) - len(results)
+    return results + [(-1, [], [], "a replica died without a report")] * missing
+
+
 def run(
     *, replicas: int, events: int, home: Path, database_url: str | None, run: str
 ) -> dict[str, Any]:
@@ -68,9 +87,7 @@ def run(
     ]
     for p in procs:
         p.start()
-    results = [out.get(timeout=600) for _ in procs]
-    for p in procs:
-        p.join(timeout=60)
+    results = _collect(out, procs)
     errors = [e for *_, e in results if e]
     winners: Counter[int] = Counter()
     latencies: list[float] = []
