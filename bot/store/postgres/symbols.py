@@ -279,7 +279,8 @@ def _indexes(names: str, last: str, folded: bool) -> list[int]:
 def _collect(
     c: Conn, candidates: list[Candidate], last: str, folded: bool, calls_only: bool, limit: int
 ) -> list[SymbolRef]:
-    out: list[SymbolRef] = []
+    picked: list[tuple[int, str, str, list[tuple[int, str, bool]]]] = []  # files, in order
+    total = 0
     for fid, repo, path, names, offsets, sites in candidates:
         indexes = _indexes(names, last, folded)
         if not indexes:
@@ -291,21 +292,30 @@ def _collect(
             for code in site_codes(offsets, sites, i)
             if code & 1 or not calls_only
         )
-        if not found:
-            continue
-        rows = c.execute(
-            f"SELECT {_DEF_COLUMNS} FROM sym_defs d JOIN sym_files f ON f.fid = d.fid "
-            "WHERE d.fid = %s ORDER BY d.seq",
-            (fid,),
-        ).fetchall()
-        callers = CallerMap([_row_def(r) for r in rows])
+        if found:
+            picked.append((fid, repo, path, found))
+            total += len(found)
+            if total >= limit:
+                break
+    if not picked:
+        return []
+    # The definitions of every file picked, in one query (their callers: which def holds a line).
+    defs: dict[int, list[SymbolDef]] = {fid: [] for fid, *_ in picked}
+    rows = c.execute(
+        f"SELECT d.fid, {_DEF_COLUMNS} FROM sym_defs d JOIN sym_files f ON f.fid = d.fid "
+        "WHERE d.fid = ANY(%s) ORDER BY d.fid, d.seq",
+        (list(defs),),
+    ).fetchall()
+    for row in rows:
+        defs[int(str(row[0]))].append(_row_def(row[1:]))
+    out: list[SymbolRef] = []
+    for fid, repo, path, found in picked:
+        callers = CallerMap(defs[fid])
         out.extend(
             SymbolRef(repo, path, name, line, callers.caller(line), call)
             for line, name, call in found
         )
-        if len(out) >= limit:
-            return out[:limit]
-    return out
+    return out[:limit]
 
 
 def _count(candidates: list[Candidate], last: str, folded: bool, calls_only: bool) -> int:

@@ -39,3 +39,39 @@ def test_a_ranking_cached_here_follows_a_write_there(database_url: str, tmp_path
     finally:
         reader.close()
         writer.close()
+
+
+def test_references_across_many_files_match_sqlite_at_every_limit(
+    database_url: str, tmp_path: Path
+) -> None:
+    """One query for the callers of every file picked gives what SQLite gives, cut where
+    SQLite cuts (within a file too)."""
+    files = []
+    for n in range(12):
+        defs = (
+            Definition(f"outer{n}", f"outer{n}", "function", 1, 10),
+            Definition(f"inner{n}", f"Box.inner{n}", "method", 12, 30),
+        )
+        refs = tuple(Reference("send", line, "", line % 3 != 0) for line in (3, 5, 14, 20, 40))
+        files.append((f"pkg/m{n:02}.py", f"b{n}", FileSymbols(defs, refs)))
+    home = tmp_path / "pg"
+    use_database(home, database_url)
+    postgres, sqlite = open_kind("postgres", home), open_kind("sqlite", tmp_path / "lite")
+    try:
+        for stores in (postgres, sqlite):
+            stores.symbols.apply("api", files)
+        for limit in (1, 4, 7, 50, 100):
+            for calls_only in (False, True):
+                want = sqlite.symbols.references(
+                    "send", repos=None, calls_only=calls_only, limit=limit
+                )
+                got = postgres.symbols.references(
+                    "send", repos=None, calls_only=calls_only, limit=limit
+                )
+                assert got == want and len(got) == min(limit, 48 if calls_only else 60)
+        assert {r.caller for r in want} == {"", *(f"outer{n}" for n in range(12))} | {
+            f"Box.inner{n}" for n in range(12)
+        }
+    finally:
+        postgres.close()
+        sqlite.close()
