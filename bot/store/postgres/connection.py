@@ -69,8 +69,37 @@ class Database:
         return describe(self._url)
 
     def run(self, op: Callable[[psycopg.Connection[tuple[object, ...]]], T]) -> T:
-        with self.translated(), self._pool_now().connection() as conn, conn.transaction():
-            return op(conn)
+        return self._pooled(op, transaction=True)
+
+    def read(self, op: Callable[[psycopg.Connection[tuple[object, ...]]], T]) -> T:
+        """`op(connection)` outside a transaction (autocommit): a read of one statement is
+        one round trip, and sees one snapshot. `op` must not write (it may run twice)."""
+        return self._pooled(op, transaction=False)
+
+    def _pooled(
+        self, op: Callable[[psycopg.Connection[tuple[object, ...]]], T], *, transaction: bool
+    ) -> T:
+        import psycopg
+
+        with self.translated():
+            pool = self._pool_now()
+            for attempt in range(POOL_MAX + 1):
+                with pool.connection() as conn:
+                    begun = False
+                    try:
+                        if not transaction:
+                            return op(conn)
+                        with conn.transaction():
+                            begun = True
+                            return op(conn)
+                    except psycopg.OperationalError:
+                        # An idle connection the server dropped (a restart): the pool
+                        # discards it; the call moves to the next one unless a write
+                        # may have reached the server. No check per checkout (a round
+                        # trip per call); every stale connection fails at once.
+                        if begun or not conn.broken or attempt == POOL_MAX:
+                            raise
+        raise AssertionError("unreachable")
 
     def connect(self) -> psycopg.Connection[tuple[object, ...]]:
         """A connection of its own (autocommit), outside the pool: for session state such as
@@ -132,8 +161,8 @@ def _open_pool(url: str) -> ConnectionPool[psycopg.Connection[tuple[object, ...]
         min_size=POOL_MIN,
         max_size=POOL_MAX,
         timeout=CONNECT_TIMEOUT,
-        kwargs={"connect_timeout": CONNECT_TIMEOUT},
-        check=ConnectionPool.check_connection,  # a server restart costs no failed call
+        # autocommit: `Database.read` sends its statement alone; `run` sends BEGIN/COMMIT.
+        kwargs={"connect_timeout": CONNECT_TIMEOUT, "autocommit": True},
         open=False,
         name="codecite",
     )

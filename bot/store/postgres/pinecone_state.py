@@ -5,8 +5,9 @@ answers with the commit the scheduler indexed last.
 Tables `pc_repos`, `pc_files`, `pc_chunks`, `pc_df` (document frequencies per
 repository and level) and `pc_pending` (the journal). The same rules as the SQLite
 state: one transaction a call, written after Pinecone accepted the data; term sets
-are packed the same way (`bot.store.pinecone_state`). Reads of several statements
-run in one REPEATABLE READ snapshot, so they never mix two commits. Bulk writes are
+are packed the same way (`bot.store.pinecone_state`). Every read is one statement
+in autocommit (`Database.read`: one round trip, one snapshot), so it never mixes two
+commits. Bulk writes are
 set statements (`= ANY`) and `executemany` (pipelined), not a round trip a row.
 There is no damaged file to set aside here, so `rebuild_wanted` is always False;
 a database started empty beside a full index is refilled by `codecite init-index
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     Conn = psycopg.Connection[tuple[object, ...]]
 
 _TABLES = ("pc_repos", "pc_files", "pc_chunks", "pc_df", "pc_pending")
-_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"
 
 
 def _int(value: object) -> int:
@@ -51,7 +51,7 @@ class PostgresPineconeState:
     # --- reads -------------------------------------------------------------------------
 
     def repo_states(self) -> list[RepoState]:
-        rows = self._db.run(
+        rows = self._db.read(
             lambda c: c.execute(
                 "SELECT name, source, branch, commit_sha, indexed_at, web_url, files, chunks "
                 "FROM pc_repos ORDER BY name"
@@ -60,7 +60,7 @@ class PostgresPineconeState:
         return [_repo_state(r) for r in rows]
 
     def manifest(self, repo: str) -> dict[str, FileEntry]:
-        rows = self._db.run(
+        rows = self._db.read(
             lambda c: c.execute(
                 "SELECT path, blob, language, chunk_ids FROM pc_files WHERE repo = %s "
                 "ORDER BY path",
@@ -74,20 +74,20 @@ class PostgresPineconeState:
 
     def file_chunk_ids(self, repo: str, path: str) -> list[str]:
         def read(c: Conn) -> list[str]:
-            c.execute(_SNAPSHOT)
-            row = c.execute(
-                "SELECT chunk_ids FROM pc_files WHERE repo = %s AND path = %s", (repo, path)
+            row = c.execute(  # one statement: one snapshot
+                "SELECT (SELECT chunk_ids FROM pc_files WHERE repo = %s AND path = %s), "
+                "ARRAY(SELECT id FROM pc_chunks WHERE repo = %s AND path = %s ORDER BY id)",
+                (repo, path, repo, path),
             ).fetchone()
-            rows = c.execute(
-                "SELECT id FROM pc_chunks WHERE repo = %s AND path = %s ORDER BY id", (repo, path)
-            ).fetchall()
-            listed = list(_ids(row[0])) if row is not None else []
-            return list(dict.fromkeys([*listed, *(str(r[0]) for r in rows)]))
+            assert row is not None
+            listed, chunks = row
+            ids = chunks if isinstance(chunks, list) else []
+            return list(dict.fromkeys([*_ids(listed), *(str(i) for i in ids)]))
 
-        return self._db.run(read)
+        return self._db.read(read)
 
     def repo_chunks(self, repo: str) -> dict[str, str]:
-        rows = self._db.run(
+        rows = self._db.read(
             lambda c: c.execute(
                 "SELECT id, path FROM pc_chunks WHERE repo = %s", (repo,)
             ).fetchall()
@@ -95,7 +95,7 @@ class PostgresPineconeState:
         return {str(cid): str(path) for cid, path in rows}
 
     def pending(self, repo: str) -> list[str]:
-        rows = self._db.run(
+        rows = self._db.read(
             lambda c: c.execute("SELECT id FROM pc_pending WHERE repo = %s", (repo,)).fetchall()
         )
         return [str(r[0]) for r in rows]
@@ -107,20 +107,26 @@ class PostgresPineconeState:
         scope = "" if repos is None else " AND repo = ANY(%s)"
         names = [] if repos is None else [sorted(repos)]
 
-        def read(c: Conn) -> CorpusStats:
-            c.execute(_SNAPSHOT)
-            docs = c.execute(f"SELECT count(*) FROM {table} WHERE TRUE{scope}", names).fetchone()
-            df: dict[int, int] = {}
-            if terms:
-                rows = c.execute(
-                    f"SELECT term, SUM(n) FROM pc_df WHERE level = %s AND term = ANY(%s){scope} "
-                    "GROUP BY term",
-                    [level, list(terms), *names],
-                )
-                df = {_int(t): _int(n) for t, n in rows}
-            return CorpusStats(_int(docs[0]) if docs else 0, df)
+        # One statement (one snapshot): the document count is the row without a term.
+        sql = f"SELECT NULL::bigint, count(*) FROM {table} WHERE TRUE{scope}"
+        params: list[object] = [*names]
+        if terms:
+            sql += (
+                f" UNION ALL SELECT term, SUM(n) FROM pc_df WHERE level = %s AND term = ANY(%s)"
+                f"{scope} GROUP BY term"
+            )
+            params += [level, list(terms), *names]
 
-        return self._db.run(read)
+        def read(c: Conn) -> CorpusStats:
+            docs, df = 0, {}
+            for term, n in c.execute(sql, params):
+                if term is None:
+                    docs = _int(n)
+                else:
+                    df[_int(term)] = _int(n)
+            return CorpusStats(docs, df)
+
+        return self._db.read(read)
 
     def counts(self) -> Counts:
         def read(c: Conn) -> Counts:
@@ -132,7 +138,7 @@ class PostgresPineconeState:
             assert row is not None
             return Counts(*(_int(v) for v in row))
 
-        return self._db.run(read)
+        return self._db.read(read)
 
     def record_count(self) -> int:
         c = self.counts()

@@ -109,4 +109,15 @@ MIGRATIONS: dict[int, tuple[str, tuple[str, ...]]] = {
             "CREATE INDEX quota_idle ON quota (kind, last_at)",
         ),
     ),
+    6: (
+        "symbol definitions without a per-row foreign key check; document frequencies by term",
+        (
+            # One RI trigger check per definition made an ingest twice SQLite's time;
+            # `PostgresSymbols.apply`/`remove_repo` delete a file's definitions with it.
+            "ALTER TABLE sym_defs DROP CONSTRAINT IF EXISTS sym_defs_fid_fkey",
+            # Document frequencies over every repository (a query's IDF without a scope):
+            # the primary key leads with the repository, so this was a scan of pc_df.
+            "CREATE INDEX pc_df_by_term ON pc_df (level, term) INCLUDE (n)",
+        ),
+    ),
 }
