@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     Conn = psycopg.Connection[tuple[object, ...]]
 
-_TABLES = ("pc_repos", "pc_files", "pc_chunks", "pc_df", "pc_pending")
+_TABLES = ("pc_repos", "pc_files", "pc_chunks", "pc_df", "pc_pending", "pc_totals")
 
 
 def _int(value: object) -> int:
@@ -103,13 +103,11 @@ class PostgresPineconeState:
     def corpus_stats(
         self, level: str, terms: Sequence[int], repos: frozenset[str] | None
     ) -> CorpusStats:
-        table = "pc_chunks" if level == CHUNK_LEVEL else "pc_files"
         scope = "" if repos is None else " AND repo = ANY(%s)"
         names = [] if repos is None else [sorted(repos)]
-
         # One statement (one snapshot): the document count is the row without a term.
-        sql = f"SELECT NULL::bigint, count(*) FROM {table} WHERE TRUE{scope}"
-        params: list[object] = [*names]
+        sql = f"SELECT NULL::bigint, COALESCE(SUM(docs), 0) FROM pc_totals WHERE level = %s{scope}"
+        params: list[object] = [level, *names]
         if terms:
             sql += (
                 f" UNION ALL SELECT term, SUM(n) FROM pc_df WHERE level = %s AND term = ANY(%s)"
@@ -172,21 +170,27 @@ class PostgresPineconeState:
         def write(c: Conn) -> None:
             chunk_delta: Counter[int] = Counter()
             file_delta: Counter[int] = Counter()
+            docs: Counter[tuple[str, str]] = Counter()  # documents added per (repo, level)
             if gone:
-                for (terms,) in c.execute(
-                    "DELETE FROM pc_chunks WHERE id = ANY(%s) RETURNING terms", (gone,)
+                for owner, terms in c.execute(
+                    "DELETE FROM pc_chunks WHERE id = ANY(%s) RETURNING repo, terms", (gone,)
                 ):
                     chunk_delta.subtract(unpack_terms(_bytes(terms)))
-            _add_chunks(c, chunks, chunk_delta)
+                    docs[str(owner), CHUNK_LEVEL] -= 1
+            _add_chunks(c, chunks, chunk_delta, docs)
             if paths:
                 for (terms,) in c.execute(
                     "DELETE FROM pc_files WHERE repo = %s AND path = ANY(%s) RETURNING terms",
                     (repo, paths),
                 ):
                     file_delta.subtract(unpack_terms(_bytes(terms)))
+                    docs[repo, FILE_LEVEL] -= 1
             _add_files(c, files, file_delta)
+            for row in files:
+                docs[row.repo, FILE_LEVEL] += 1
             _apply_df(c, repo, CHUNK_LEVEL, chunk_delta)
             _apply_df(c, repo, FILE_LEVEL, file_delta)
+            _apply_totals(c, docs)
             c.execute("DELETE FROM pc_pending WHERE repo = %s", (repo,))
             _put_repo(c, state)
 
@@ -214,6 +218,11 @@ class PostgresPineconeState:
             _add_files(c, files, None)
             for (repo, level), delta in deltas.items():
                 _apply_df(c, repo, level, delta)
+            for table, level in (("pc_chunks", CHUNK_LEVEL), ("pc_files", FILE_LEVEL)):
+                c.execute(
+                    f"INSERT INTO pc_totals SELECT repo, %s, count(*) FROM {table} GROUP BY repo",
+                    (level,),
+                )
             for s in states:
                 _put_repo(c, s)
 
@@ -229,7 +238,12 @@ def _ids(value: object) -> tuple[str, ...]:
     return tuple(str(i) for i in value) if isinstance(value, list) else ()
 
 
-def _add_chunks(c: Conn, chunks: Sequence[ChunkRow], delta: Counter[int] | None) -> None:
+def _add_chunks(
+    c: Conn,
+    chunks: Sequence[ChunkRow],
+    delta: Counter[int] | None,
+    docs: Counter[tuple[str, str]] | None = None,
+) -> None:
     if not chunks:
         return
     if delta is not None:  # only chunks new to the state count towards frequencies
@@ -243,6 +257,8 @@ def _add_chunks(c: Conn, chunks: Sequence[ChunkRow], delta: Counter[int] | None)
             if chunk.id not in known:
                 delta.update(set(chunk.terms))
                 known.add(chunk.id)
+                if docs is not None:
+                    docs[chunk.repo, CHUNK_LEVEL] += 1
     c.cursor().executemany(
         "INSERT INTO pc_chunks (id, repo, path, dense, terms) VALUES (%s, %s, %s, %s, %s) "
         "ON CONFLICT (id) DO UPDATE SET dense = excluded.dense",
@@ -278,6 +294,16 @@ def _apply_df(c: Conn, repo: str, level: str, delta: Counter[int]) -> None:
         changes,
     )
     c.execute("DELETE FROM pc_df WHERE repo = %s AND level = %s AND n <= 0", (repo, level))
+
+
+def _apply_totals(c: Conn, docs: Counter[tuple[str, str]]) -> None:
+    changes = [(repo, level, n) for (repo, level), n in docs.items() if n]
+    if changes:
+        c.cursor().executemany(
+            "INSERT INTO pc_totals (repo, level, docs) VALUES (%s, %s, %s) "
+            "ON CONFLICT (repo, level) DO UPDATE SET docs = pc_totals.docs + excluded.docs",
+            changes,
+        )
 
 
 def _put_repo(c: Conn, s: RepoState) -> None:

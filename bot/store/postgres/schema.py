@@ -110,7 +110,7 @@ MIGRATIONS: dict[int, tuple[str, tuple[str, ...]]] = {
         ),
     ),
     6: (
-        "symbol definitions without a per-row foreign key check; document frequencies by term",
+        "symbol definitions without a per-row foreign key check; Pinecone state totals, df by term",
         (
             # One RI trigger check per definition made an ingest twice SQLite's time;
             # `PostgresSymbols.apply`/`remove_repo` delete a file's definitions with it.
@@ -118,6 +118,14 @@ MIGRATIONS: dict[int, tuple[str, tuple[str, ...]]] = {
             # Document frequencies over every repository (a query's IDF without a scope):
             # the primary key leads with the repository, so this was a scan of pc_df.
             "CREATE INDEX pc_df_by_term ON pc_df (level, term) INCLUDE (n)",
+            # Documents per repository and level, kept by every write of the state: a
+            # query's document count without a count(*) over pc_chunks/pc_files.
+            """CREATE TABLE pc_totals (
+                repo TEXT NOT NULL, level TEXT NOT NULL, docs BIGINT NOT NULL,
+                PRIMARY KEY (repo, level)
+            )""",
+            "INSERT INTO pc_totals SELECT repo, 'chunk', count(*) FROM pc_chunks GROUP BY repo",
+            "INSERT INTO pc_totals SELECT repo, 'file', count(*) FROM pc_files GROUP BY repo",
         ),
     ),
 }
