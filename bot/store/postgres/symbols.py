@@ -6,7 +6,7 @@ its distinct names case-folded, under a GIN index: the files that may refer to a
 name are one index lookup, and the packed names decide exact and any-case matches
 as in SQLite. `sym_defs.name_key` is the name with ASCII letters lowered, SQLite's
 NOCASE, so the definitions found ignoring case are the same. `apply` is one
-transaction of COPYs; `sym_generations` is bumped by every write, so the ranking
+transaction of binary COPYs; `sym_generations` is bumped by every write, so the ranking
 cached here is dropped when any process writes the repository.
 """
 
@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 _RANK_CACHE = 1000
+# COPY in binary: the packed bytes go as they are (as text, megabytes of hex to write and
+# parse); measured on the stdlib, the rows took 0.22 s of client time as text, 0.12 s so.
+_FILE_TYPES = ("int8", "text", "text", "text", "text", "bytea", "bytea", "text[]")
+_DEF_TYPES = ("int8", "int4", "text", "text", "text", "text", "int4", "int4")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _DEF_COLUMNS = "f.repo, f.path, d.name, d.symbol, d.kind, d.start_line, d.end_line"
 # A file's definitions go with it, in the same statement: sym_defs has no foreign key
@@ -92,15 +96,18 @@ class PostgresSymbols:
                 )
             ]
             with c.cursor().copy(
-                "COPY sym_files (fid, repo, path, blob, names, offsets, sites, folded) FROM STDIN"
+                "COPY sym_files (fid, repo, path, blob, names, offsets, sites, folded) "
+                "FROM STDIN (FORMAT BINARY)"
             ) as copy:
+                copy.set_types(_FILE_TYPES)
                 for fid, (path, (key, p)) in zip(fids, latest.items(), strict=True):
                     folded = sorted({n.casefold() for n in p.names.split()})
                     copy.write_row((fid, repo, path, key, p.names, p.offsets, p.sites, folded))
             with c.cursor().copy(
                 "COPY sym_defs (fid, seq, name, name_key, symbol, kind, start_line, end_line) "
-                "FROM STDIN"
+                "FROM STDIN (FORMAT BINARY)"
             ) as copy:
+                copy.set_types(_DEF_TYPES)
                 for fid, (_, (_, p)) in zip(fids, latest.items(), strict=True):
                     for seq, (name, symbol, kind, start, end) in enumerate(p.defs):
                         key = name.translate(_ASCII_LOWER)
