@@ -31,20 +31,44 @@ def make_index(settings: Settings, stores: StoreSet | None = None) -> Index:
         from bot.index.pinecone.index import STATE_FILE, PineconeIndex
         from bot.index.pinecone.state import rebuild_wanted
 
-        state = settings.home / STATE_FILE
-        lost = not state.exists()
+        state_file = settings.home / STATE_FILE
+        lost = not state_file.exists()  # looked at before the state is opened (and created)
         index = PineconeIndex.from_settings(
             settings,
             dimension=settings.embed_dimensions,
             alpha=settings.hybrid_alpha,
             stores=stores,
         )
-        if lost or rebuild_wanted(state):  # gone, or set aside as damaged
+        if settings.database and stores is not None:
+            if _shared_state_wanted(index, stores):
+                _rebuild_state(index)
+        elif lost or rebuild_wanted(state_file):  # gone, or set aside as damaged
             _rebuild_state(index)
         return index
     from bot.index.local.index import LocalIndex
 
     return LocalIndex(settings.index_path)
+
+
+def _shared_state_wanted(index: PineconeIndex, stores: StoreSet) -> bool:
+    """Whether Pinecone's state in the shared database must be rebuilt from Pinecone now.
+
+    The database, not this process's data directory, says so: when the store asks for it,
+    or when it holds no repository at all while Pinecone's namespace holds records (a
+    deployment moving from the SQLite state file to PostgreSQL: the first process to start
+    fills it, the others then find it full). A fresh process beside a filled database never
+    rebuilds, so any number of replicas may start at once without racing the writers.
+    """
+    state = stores.pinecone_state
+    try:
+        if state.rebuild_wanted():
+            return True
+        if state.counts().repos:
+            return False
+        return index.remote_count() > 0
+    except BotError as exc:  # unreachable now: answers and readiness report it later
+        log.warning("Pinecone state not checked: %s", exc.detail or exc.user_message)
+        return False
 
 
 def symbols_path(settings: Settings) -> Path:
@@ -130,7 +154,8 @@ def make_embedder(settings: Settings, stores: StoreSet | None = None) -> Embedde
 
 
 def _rebuild_state(index: PineconeIndex) -> None:
-    """The local state is a cache of what Pinecone holds: rebuild it when it is gone."""
+    """The state is a digest of what Pinecone holds: rebuild it when it is gone (a file) or
+    was never filled (a new database beside a full index)."""
     try:
         index.rebuild_state()
     except BotError as exc:  # e.g. a first deployment whose index does not exist yet

@@ -13,10 +13,11 @@ Where things live: Pinecone holds chunk records (dense vector, code-aware BM25
 sparse vector, chunk metadata with the text trimmed under 40 KB), one record
 per file (a sparse vector over path + whole text: `files_lexical` gets real
 file-level BM25 evidence from the same index instead of a guess aggregated from
-chunk hits) and one record per repository with its RepoState. A local SQLite
-file (`pinecone_state.sqlite` under CODECITE_HOME) holds repo states, the
-manifest, per-file chunk ids and the document frequencies behind query IDF.
-`rebuild_state()` recreates that file from Pinecone alone (list + fetch).
+chunk hits) and one record per repository with its RepoState. The state
+(`stores.pinecone_state`: PostgreSQL with a database URL, shared by every process;
+else a SQLite file `pinecone_state.sqlite` under CODECITE_HOME) holds repo states,
+the manifest, per-file chunk ids and the document frequencies behind query IDF.
+`rebuild_state()` recreates it from Pinecone alone (list + fetch).
 
 Pinecone has no transactions, so `apply` is ordered to converge instead: new
 records are written first (their ids journaled locally beforehand), then stale
@@ -349,6 +350,10 @@ class PineconeIndex:
                 if (md := vec.metadata or {}).get("rec") == CHUNK:
                     found.add(chunk_from_metadata(md).id)
         return sorted(cid for cid in found if cid.startswith(prefix))
+
+    def remote_count(self) -> int:
+        """Records Pinecone holds in this index's namespace (one describe_index_stats call)."""
+        return self._data.namespace_count()
 
     def stats(self) -> IndexStats:
         c = self._state.counts()
