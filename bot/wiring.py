@@ -101,7 +101,8 @@ def make_symbols(settings: Settings, stores: StoreSet | None = None) -> SymbolTa
     """The symbol table; None (logged) when it cannot be opened, so answers and ingests go on.
 
     A damaged file is set aside and a new one started (see `bot.store.sqlite`); the next
-    ingest refills it.
+    ingest refills it. A shared database that cannot be reached is no reason to go on
+    without symbols: its StoreError (naming the host) stops the process at start.
     """
     from bot.store.symbols.table import SymbolStore
 
@@ -110,6 +111,8 @@ def make_symbols(settings: Settings, stores: StoreSet | None = None) -> SymbolTa
             return stores.symbols
         return SymbolStore(symbols_path(settings))
     except BotError as exc:
+        if settings.database:
+            raise
         log.warning("no symbol table: %s", exc.detail or exc.user_message)
         return None
 

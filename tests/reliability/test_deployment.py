@@ -5,6 +5,8 @@ PostgreSQL database, the fake Pinecone and the fake chat servers (issue 14, item
 from __future__ import annotations
 
 import json
+import logging
+import socket
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -12,11 +14,14 @@ from typing import Any
 
 import pytest
 
+from adapters.cli.logs import setup_logging
 from adapters.slack.handlers import THANKS
 from adapters.slack.render import VOTE_UP
-from bot.config import load_file_config
+from bot.config import Settings, load_file_config
 from bot.core import CLI, Core
+from bot.errors import StoreError
 from bot.models import Answer
+from bot.store import open_store
 from tests.servers.openai_fake import FakeOpenAI
 from tests.servers.pinecone_fake import FakePinecone
 from tests.servers.slack_fake import BOT_USER_ID, FakeSlack
@@ -27,15 +32,19 @@ from tests.support.deployment import (
     DISCOUNTS_PY_V2,
     REPO,
     Deployment,
+    Hold,
     SlackReplica,
     commits_cited,
+    dedicated_postgres,
     definition_lines,
     file_at,
     files_under,
     permalink_of,
+    run_cli,
     same_answer,
     slack_env,
 )
+from tests.support.postgres import PASSWORD
 from tests.support.slack_driver import CHANNEL, replies_in
 
 DEFINED = "where is compute_volume_discount defined?"
@@ -261,3 +270,160 @@ def test_a_vote_through_one_replica_shows_in_codecite_feedback_run_anywhere(
     [line] = [ln for ln in shown.stdout.splitlines() if "UVOTER" in ln]
     assert "👍" in line and f"slack/{CHANNEL}" in line and DEFINED in line
     assert f"{DISCOUNTS}:L" in line
+
+
+def _reply_texts(slack: FakeSlack, asked: list[dict[str, Any]]) -> list[str]:
+    """The one reply in each asked thread (waits for all of them)."""
+
+    def all_there() -> list[list[dict[str, Any]]] | None:
+        threads = [replies_in(slack, CHANNEL, m["ts"]) for m in asked]
+        return threads if all(threads) else None
+
+    threads = slack.wait_for(all_there, timeout=40)
+    assert [len(t) for t in threads] == [1] * len(asked)  # one reply each, never two
+    return [_visible_text(t[0]) for t in threads]
+
+
+def _visible_text(post: dict[str, Any]) -> str:
+    """The message's section blocks (what Slack shows), else its fallback text."""
+    parts = [
+        str(block["text"].get("text") or "")
+        for block in post.get("blocks") or []
+        if isinstance(block.get("text"), dict)
+    ]
+    return "\n".join(parts) or str(post.get("text") or "")
+
+
+def _ask_many(driver: Any, slack: FakeSlack, count: int) -> list[dict[str, Any]]:
+    asked = []
+    for _ in range(count):
+        msg, event = _mention(slack, GENERAL)
+        assert driver.event({"type": "app_mention", **event})[0] == 200
+        asked.append(msg)
+    return asked
+
+
+def _is_answer_or_one_sentence(text: str) -> str:
+    if "checkout_total" in text:
+        return "answered"
+    assert "Traceback" not in text and "psycopg" not in text.lower(), text
+    assert PASSWORD not in text, text
+    assert text.count("\n") == 0 and "incident" in text, text  # one sentence and its reference
+    return "sentence"
+
+
+def test_postgres_restarted_mid_answer_then_the_next_question_works(
+    tmp_path: Path, slack: FakeSlack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outcomes: list[str] = []
+    with dedicated_postgres() as server, FakePinecone(dimension=8) as pinecone:
+        deployment = Deployment(tmp_path, server.new_database(), pinecone)
+        _indexed(deployment).close()
+        replica = SlackReplica(deployment, "web", slack)
+        index = replica.core.index
+        try:
+            # 1. Restarted while three answers are in flight (held at their Pinecone query).
+            hold = Hold()
+            monkeypatch.setattr(index, "lexical", hold.wrap(index.lexical))
+            asked = _ask_many(replica.driver, slack, 3)
+            hold.wait_entered(3)
+            server.stop("immediate")
+            server.start()
+            hold.release.set()
+            outcomes += map(_is_answer_or_one_sentence, _reply_texts(slack, asked))
+
+            # 2. Down while two answers go on: they end with a sentence, not a traceback.
+            hold = Hold()
+            monkeypatch.setattr(index, "lexical", hold.wrap(index.lexical.__wrapped__))
+            asked = _ask_many(replica.driver, slack, 2)
+            hold.wait_entered(2)
+            server.stop("immediate")
+            hold.release.set()
+            down = list(map(_is_answer_or_one_sentence, _reply_texts(slack, asked)))
+            outcomes += down
+            server.start()
+
+            # 3. The next question works, without restarting the bot (the pool reconnects).
+            [text] = _reply_texts(slack, _ask_many(replica.driver, slack, 1))
+            assert _is_answer_or_one_sentence(text) == "answered"
+        finally:
+            replica.close()
+    assert outcomes[:3] == ["answered"] * 3, outcomes  # the server was back before they went on
+    assert "sentence" in down, down  # the database was down: at least one could not finish
+
+
+def test_a_call_while_the_server_is_down_fails_with_its_reason_not_the_pools_timeout(
+    tmp_path: Path,
+) -> None:
+    """Under a running pool whose connections died, the call asks the server directly: the
+    user hears at once that the database cannot be reached (and the log says why), rather
+    than after the pool's ten-second wait ("couldn't get a connection")."""
+    with dedicated_postgres() as server:
+        stores = open_store(tmp_path / "home", database_url=server.new_database())
+        try:
+            assert stores.feedback.list() == []  # the pool is open and warm
+            server.stop("immediate")
+            with pytest.raises(StoreError) as raised:
+                stores.feedback.list()
+            assert "could not be reached" in raised.value.user_message
+            assert "refused" in raised.value.detail.lower(), raised.value.detail
+            assert PASSWORD not in raised.value.user_message + raised.value.detail
+            server.start()
+            assert stores.feedback.list() == []  # and the same pool serves again
+        finally:
+            stores.close()
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])  # free once closed: nothing listens there
+
+
+UNREACHABLE_PASSWORD = "hunter2-never-shown"
+
+
+@pytest.mark.parametrize("where", ["closed port", "unresolvable host"])
+@pytest.mark.parametrize("command", [["status"], ["serve", "--slack"]])
+def test_an_unreachable_database_at_start_is_one_line_naming_the_host(
+    tmp_path: Path, where: str, command: list[str]
+) -> None:
+    host = f"127.0.0.1:{_closed_port()}" if where == "closed port" else "db.invalid:5432"
+    url = f"postgresql://codecite:{UNREACHABLE_PASSWORD}@{host}/codecite?sslmode=prefer"
+    home = tmp_path / "home"
+    env = {
+        "CODECITE_HOME": str(home),
+        "CODECITE_DATABASE_URL": url,
+        "SLACK_BOT_TOKEN": "xoxb-deploy-test",
+        "SLACK_SIGNING_SECRET": "deploy-test-secret",
+        "CODECITE_SLACK_API_URL": f"http://127.0.0.1:{_closed_port()}/api/",
+    }
+    done = run_cli(env, *command, timeout=60)
+    assert done.returncode != 0
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, done.stderr
+    assert f"({host}/codecite)" in errors[0] and "could not be reached" in errors[0]
+    logs = "".join(p.read_text(errors="replace") for p in home.rglob("*.log"))
+    for text in (done.stdout, done.stderr, logs):
+        assert UNREACHABLE_PASSWORD not in text and "Traceback" not in text
+    if command == ["status"]:  # a terminal command: the one line and nothing else
+        assert done.stderr.strip() == errors[0], done.stderr
+
+
+def test_the_database_password_is_redacted_from_every_log_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Whatever a library logs (psycopg's pool logs its connection errors itself), the
+    database URL and its password never reach a process's log."""
+    url = f"postgresql://codecite:{UNREACHABLE_PASSWORD}@db.invalid:5432/codecite"
+    root = logging.getLogger()
+    saved = (list(root.handlers), root.level)
+    try:
+        setup_logging(Settings(CODECITE_DATABASE_URL=url), server=True)  # type: ignore[call-arg]
+        logging.getLogger("psycopg.pool").warning("error connecting to %s", url)
+        logging.getLogger("psycopg").warning("password %s refused", UNREACHABLE_PASSWORD)
+    finally:
+        root.handlers[:], root.level = saved
+    logged = capsys.readouterr().err
+    assert "error connecting to ***" in logged and "password *** refused" in logged
+    assert UNREACHABLE_PASSWORD not in logged

@@ -16,10 +16,15 @@ check against the file's contents at that commit.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any, TypeVar
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
@@ -34,7 +39,10 @@ from tests.servers.pinecone_fake import FakePinecone
 from tests.servers.slack_fake import BOT_TOKEN, FakeSlack
 from tests.support.gitrepo import GitRepo, git
 from tests.support.paths import ROOT
+from tests.support.postgres import PostgresServer, find_binary, unavailable
 from tests.support.slack_driver import SIGNING_SECRET, Driver
+
+T = TypeVar("T")
 
 REPO = "shop"
 WEB_URL = "https://github.com/acme/shop"
@@ -244,3 +252,45 @@ def slack_env(slack: FakeSlack) -> dict[str, str]:
         "SLACK_SIGNING_SECRET": SIGNING_SECRET,
         "CODECITE_SLACK_API_URL": slack.base_url,
     }
+
+
+@contextmanager
+def dedicated_postgres() -> Iterator[PostgresServer]:
+    """A PostgreSQL server of the test's own, to stop and start without disturbing the
+    session's (skipped locally without the binaries, failed under CI)."""
+    initdb, pg_ctl = find_binary("initdb"), find_binary("pg_ctl")
+    if initdb is None or pg_ctl is None:
+        unavailable("initdb/pg_ctl not found (install the postgresql package)")
+    assert initdb is not None and pg_ctl is not None
+    root = Path(tempfile.mkdtemp(prefix="codecite-pg-restart-"))  # the postgres user's to use
+    try:
+        server = PostgresServer(root, initdb, pg_ctl)
+        try:
+            yield server
+        finally:
+            with suppress(RuntimeError):  # a test may leave it stopped
+                server.stop("immediate")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+class Hold:
+    """Holds every call of a function until released: answers kept in flight on purpose."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Semaphore(0)
+        self.release = threading.Event()
+
+    def wrap(self, fn: Callable[..., T]) -> Callable[..., T]:
+        def held(*args: Any, **kwargs: Any) -> T:
+            self.entered.release()
+            if not self.release.wait(timeout=30):
+                raise AssertionError("never released")
+            return fn(*args, **kwargs)
+
+        held.__wrapped__ = fn  # type: ignore[attr-defined]
+        return held
+
+    def wait_entered(self, count: int, timeout: float = 15.0) -> None:
+        for _ in range(count):
+            assert self.entered.acquire(timeout=timeout), "the answers never got this far"
