@@ -63,7 +63,7 @@ def _shared_state_wanted(index: PineconeIndex, stores: StoreSet) -> bool:
     try:
         if state.rebuild_wanted():
             return True
-        if state.counts().repos:
+        if state.repo_states():  # the small table: no count over every chunk at each start
             return False
         return index.remote_count() > 0
     except BotError as exc:  # unreachable now: answers and readiness report it later

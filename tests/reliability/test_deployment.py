@@ -1,5 +1,12 @@
 """The deployment itself: processes on separate machines (each its own data directory), one
-PostgreSQL database, the fake Pinecone and the fake chat servers (issue 14, items 2 and 6).
+PostgreSQL database, the fake Pinecone and the fake Slack (issue 14, items 2 and 6).
+
+Stateless web processes (a replica with an empty home answers alike and writes nothing
+there; a new database is filled from Pinecone once); the scheduler's new commit in the web's
+very next answer; one answer from two replicas given the same event; a vote through one
+replica listed by `codecite feedback` on a third machine; PostgreSQL restarted or down
+while answers are in flight; an unreachable database at start. The job table (kill -9 of a
+scheduler, reindex reports reaching the chat) and shared rate limits are tested with them.
 """
 
 from __future__ import annotations
@@ -86,10 +93,15 @@ def test_a_second_web_process_with_an_empty_home_answers_exactly_like_the_first(
 ) -> None:
     scheduler = _indexed(deployment)
     commit = deployment.repo.head()
-    first = _answers(deployment.core("web-1"))
+    first_core = deployment.core("web-1")
+    first = _answers(first_core)
     listed = len(deployment.pinecone.calls("/vectors/list"))
     second_core = deployment.core("web-2")
     second = _answers(second_core)
+    # `status` too: the scheduler's runs and next run, read from the database.
+    status = second_core.run_command("status", CLI).text
+    assert status == first_core.run_command("status", CLI).text
+    assert f"main@{commit[:7]}" in status and "last run" in status and "next run" in status
     # A fresh process beside a filled database rebuilds nothing from Pinecone.
     assert len(deployment.pinecone.calls("/vectors/list")) == listed
     for key, answer in first.items():
@@ -236,6 +248,7 @@ def test_two_web_replicas_given_the_same_slack_event_answer_once(
             replica.close()  # every accepted answer has finished
     [reply] = replies_in(slack, CHANNEL, msg["ts"])
     assert "compute_volume_discount" in json.dumps(reply)
+    assert files_under(deployment.home("web-1")) == files_under(deployment.home("web-2")) == []
 
 
 def test_a_vote_through_one_replica_shows_in_codecite_feedback_run_anywhere(
@@ -384,7 +397,7 @@ UNREACHABLE_PASSWORD = "hunter2-never-shown"
 
 
 @pytest.mark.parametrize("where", ["closed port", "unresolvable host"])
-@pytest.mark.parametrize("command", [["status"], ["serve", "--slack"]])
+@pytest.mark.parametrize("command", [["status"], ["serve", "--slack"], ["schedule"]])
 def test_an_unreachable_database_at_start_is_one_line_naming_the_host(
     tmp_path: Path, where: str, command: list[str]
 ) -> None:
