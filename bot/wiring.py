@@ -40,8 +40,7 @@ def make_index(settings: Settings, stores: StoreSet | None = None) -> Index:
             stores=stores,
         )
         if settings.database and stores is not None:
-            if _shared_state_wanted(index, stores):
-                _rebuild_state(index)
+            _rebuild_state(index, unless_filled=not _rebuild_asked(stores))
         elif lost or rebuild_wanted(state_file):  # gone, or set aside as damaged
             _rebuild_state(index)
         return index
@@ -50,22 +49,17 @@ def make_index(settings: Settings, stores: StoreSet | None = None) -> Index:
     return LocalIndex(settings.index_path)
 
 
-def _shared_state_wanted(index: PineconeIndex, stores: StoreSet) -> bool:
-    """Whether Pinecone's state in the shared database must be rebuilt from Pinecone now.
+def _rebuild_asked(stores: StoreSet) -> bool:
+    """Whether the shared store asks for its Pinecone state to be rebuilt.
 
-    The database, not this process's data directory, says so: when the store asks for it,
-    or when it holds no repository at all while Pinecone's namespace holds records (a
-    deployment moving from the SQLite state file to PostgreSQL: the first process to start
-    fills it, the others then find it full). A fresh process beside a filled database never
-    rebuilds, so any number of replicas may start at once without racing the writers.
+    The database, not this process's data directory, decides: a fresh process beside a
+    filled database rebuilds nothing, so replicas start at once without racing the writers.
+    Unasked, the state is still rebuilt when it holds no repository while Pinecone's
+    namespace holds records (a deployment moving from the SQLite state file to PostgreSQL:
+    the first process fills it, later ones find it full).
     """
-    state = stores.pinecone_state
     try:
-        if state.rebuild_wanted():
-            return True
-        if state.repo_states():  # the small table: no count over every chunk at each start
-            return False
-        return index.remote_count() > 0
+        return stores.pinecone_state.rebuild_wanted()
     except BotError as exc:  # unreachable now: answers and readiness report it later
         log.warning("Pinecone state not checked: %s", exc.detail or exc.user_message)
         return False
@@ -156,11 +150,12 @@ def make_embedder(settings: Settings, stores: StoreSet | None = None) -> Embedde
     )
 
 
-def _rebuild_state(index: PineconeIndex) -> None:
+def _rebuild_state(index: PineconeIndex, *, unless_filled: bool = False) -> None:
     """The state is a digest of what Pinecone holds: rebuild it when it is gone (a file) or
     was never filled (a new database beside a full index)."""
     try:
-        index.rebuild_state()
+        if not index.rebuild_state(unless_filled=unless_filled):
+            return
     except BotError as exc:  # e.g. a first deployment whose index does not exist yet
         log.warning("Pinecone state not rebuilt: %s", exc.detail or exc.user_message)
         return

@@ -13,11 +13,10 @@ Where things live: Pinecone holds chunk records (dense vector, code-aware BM25
 sparse vector, chunk metadata with the text trimmed under 40 KB), one record
 per file (a sparse vector over path + whole text: `files_lexical` gets real
 file-level BM25 evidence from the same index instead of a guess aggregated from
-chunk hits) and one record per repository with its RepoState. The state
-(`stores.pinecone_state`: PostgreSQL with a database URL, shared by every process;
-else a SQLite file `pinecone_state.sqlite` under CODECITE_HOME) holds repo states,
-the manifest, per-file chunk ids and the document frequencies behind query IDF.
-`rebuild_state()` recreates it from Pinecone alone (list + fetch).
+chunk hits) and one record per repository with its RepoState. The state (PostgreSQL
+with a database URL, shared by every process; else `pinecone_state.sqlite` in
+CODECITE_HOME) holds repo states, the manifest, per-file chunk ids and the document
+frequencies behind query IDF; `rebuild_state()` recreates it from Pinecone alone.
 
 Pinecone has no transactions, so `apply` is ordered to converge instead: new
 records are written first (their ids journaled locally beforehand), then stale
@@ -246,10 +245,10 @@ class PineconeIndex:
         self._state.remove_repo(repo)
         self._await_freshness()
 
-    def rebuild_state(self) -> None:
-        """Recreate the local state file from what Pinecone holds (list by prefix + fetch)."""
+    def rebuild_state(self, *, unless_filled: bool = False) -> bool:
+        """Recreate the state from Pinecone (list + fetch); see `rebuild` for `unless_filled`."""
         with self._write_lock:
-            rebuild(self._data, self._state)
+            return rebuild(self._data, self._state, unless_filled=unless_filled)
 
     # --- reads -------------------------------------------------------------------------
 
@@ -350,10 +349,6 @@ class PineconeIndex:
                 if (md := vec.metadata or {}).get("rec") == CHUNK:
                     found.add(chunk_from_metadata(md).id)
         return sorted(cid for cid in found if cid.startswith(prefix))
-
-    def remote_count(self) -> int:
-        """Records Pinecone holds in this index's namespace (one describe_index_stats call)."""
-        return self._data.namespace_count()
 
     def stats(self) -> IndexStats:
         c = self._state.counts()
