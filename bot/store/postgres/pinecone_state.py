@@ -9,8 +9,9 @@ are packed the same way (`bot.store.pinecone_state`). Reads of several statement
 run in one REPEATABLE READ snapshot, so they never mix two commits. Bulk writes are
 set statements (`= ANY`) and `executemany` (pipelined), not a round trip a row.
 There is no damaged file to set aside here, so `rebuild_wanted` is always False;
-a database started empty beside a full index is refilled by `codecite init-index
---rebuild-state`.
+a database that holds no repository beside a namespace that holds records (a
+deployment moving from the SQLite state file) is refilled from Pinecone by the first
+process that starts (`bot.wiring.make_index`), or by `codecite init-index --rebuild-state`.
 """
 
 from __future__ import annotations
