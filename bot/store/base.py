@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Protocol
 
 from bot.models import Answer, FileEntry, RepoState
+from bot.store.jobs import Job
 from bot.store.records import ChunkRow, CorpusStats, Counts, FeedbackRow, FileRow, Run
 from bot.symbols.model import FileSymbols, RankedSymbol, SymbolDef, SymbolRef
 from bot.symbols.packed import PackedSymbols
@@ -164,6 +165,24 @@ class PineconeStateRecords(Closable, Protocol):
         ...
 
 
+class IngestJobs(Closable, Protocol):
+    """Re-ingest jobs shared by every process: web processes enqueue, runners claim.
+
+    `enqueue` joins the repository's queued job when there is one. `claim` takes the
+    oldest runnable job (queued, or running with a heartbeat older than its lease) for
+    `owner`, never the same one twice at once; `heartbeat` and `finish` are refused
+    (False) once the job is no longer `owner`'s.
+    """
+
+    def enqueue(
+        self, repo: str, trigger: str, requested_by: str = "", *, quick: bool = False
+    ) -> int: ...
+    def claim(self, owner: str, lease: float) -> Job | None: ...
+    def heartbeat(self, job_id: int, owner: str) -> bool: ...
+    def finish(self, job_id: int, owner: str, *, ok: bool, text: str) -> bool: ...
+    def results(self, ids: Sequence[int]) -> dict[int, Job]: ...
+
+
 class StoreSet(Closable, Protocol):
     """Every part, opened on first use and closed together."""
 
@@ -181,6 +200,8 @@ class StoreSet(Closable, Protocol):
     def embedding_cache(self) -> VectorCache: ...
     @property
     def pinecone_state(self) -> PineconeStateRecords: ...
+    @property
+    def jobs(self) -> IngestJobs: ...
     def command_hashes(self, name: str, what: str = "") -> CommandHashes:
         """The platform's store named `name` (`what` names it in sentences to users)."""
         ...

@@ -25,6 +25,7 @@ from bot.store.base import (
     CommandHashes,
     EventClaims,
     FeedbackRecords,
+    IngestJobs,
     IngestLocks,
     PineconeStateRecords,
     RunRecords,
@@ -104,6 +105,12 @@ class LocalStores:
         from bot.store.pinecone_state import PineconeState
 
         return self._part(PINECONE_STATE, lambda: PineconeState(self.home / PINECONE_STATE))
+
+    @property
+    def jobs(self) -> IngestJobs:
+        from bot.store.jobs import FILENAME, SqliteJobs
+
+        return self._part(FILENAME, lambda: SqliteJobs(self.home / FILENAME))
 
     def command_hashes(self, name: str, what: str = "") -> CommandHashes:
         from bot.store.command_hashes import JsonCommandHashes
