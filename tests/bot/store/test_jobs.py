@@ -75,7 +75,7 @@ def test_concurrent_claimers_each_take_a_different_job(kind: str, home: Path) ->
                 start.wait(timeout=30)
                 while (job := sets[n].jobs.claim(f"runner-{n}", lease=60)) is not None:
                     claimed[n].append(job.id)
-            except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            except BaseException as exc:
                 errors.append(exc)
 
         threads = [threading.Thread(target=claim_all, args=(n,)) for n in range(len(sets))]
