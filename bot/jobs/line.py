@@ -47,7 +47,7 @@ class Target:
 
 
 class IngestLine:
-    """Runs ingests under their repository's lock, logs every run, and queues re-ingest jobs."""
+    """Runs ingests under their repository's lock, on its own threads, and logs every run."""
 
     def __init__(
         self,

@@ -99,7 +99,11 @@ class JobRunner:
         )
         with self._lock:
             self._running[job.id] = job
-        targets = self._line.targets([job.repo])
+        try:
+            targets = self._line.targets([job.repo])
+        except BotError as exc:  # its repository's state could not be read
+            self._finish(job, ok=False, text=f"• {job.repo}: failed: {exc.user_message}")
+            return True
         if not targets:
             self._finish(job, ok=False, text=f"• {job.repo}: failed: codecite does not know it.")
             return True
@@ -110,6 +114,15 @@ class JobRunner:
     # -- the runner's thread -----------------------------------------------------------------
 
     def _loop(self) -> None:
+        while True:
+            try:
+                self._run_loop()
+                return
+            except Exception:  # a bug must not leave the process without a runner
+                log.exception("job runner %s failed; going on", self.owner)
+                self._wake.wait(BACKOFF)
+
+    def _run_loop(self) -> None:
         beat_every = self._lease / 3
         next_beat = time.monotonic() + beat_every
         while True:
