@@ -2,8 +2,11 @@
 
 One job per repository from codecite.toml: an interval ("15m", "2h") or a
 crontab line, with jitter, coalescing (missed runs collapse into one) and at
-most one instance. A cross-process lock (`stores.locks`) keeps a scheduled run, a
-CLI reindex and a webhook-triggered run of one repository from overlapping.
+most one instance. These interval runs ingest directly in this process, on the
+Core's ingest line; pushes and chat reindexes arrive as recorded jobs, run by the job
+runner beside this scheduler (`bot.jobs.runner`, started by `adapters.serve`). A
+cross-process lock (`stores.locks`) keeps a scheduled run, a job, and a CLI reindex
+of one repository from overlapping, on one machine or several.
 A sync job re-reads codecite.toml so added and removed repositories are
 picked up on the next run.
 
@@ -171,8 +174,8 @@ class IngestScheduler:
     def run_repo(self, name: str, trigger: str) -> IngestReport | None:
         """One run: ingest what changed; failures are logged and recorded, never raised.
 
-        The run goes through `Core.reindex_repo`, the entry the chat `reindex` uses
-        too; push webhooks reach it by bringing this job forward (`trigger_now`).
+        The run goes through `Core.reindex_repo`, on the same ingest line as the jobs
+        this process's runner claims; a repository being ingested is skipped.
         """
         if name not in self._configured:
             log.warning("no configured repository named %s", name)
@@ -192,7 +195,7 @@ class IngestScheduler:
         return None
 
     def trigger_now(self, name: str) -> bool:
-        """Run a repository's job as soon as possible (push webhook). False if unknown."""
+        """Run a repository's scheduled job as soon as possible. False if unknown."""
         job = self.scheduler.get_job(JOB_PREFIX + name)
         if job is None:
             return False

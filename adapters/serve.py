@@ -19,8 +19,12 @@ Each process has at most one HTTP server (adapters/common/http_routes.py):
 - `schedule`: `--webhook-port`, else `$PORT`, else the webhook port when the secret
   is set; else no server.
 
-A push re-ingests through the scheduler of the process when it has one, else
-straight on the Core's ingest line (`DirectReindex`).
+Who ingests: a push or a chat `reindex` only records a job (`bot.jobs`), in whichever
+process receives it; the process that runs the scheduler (`schedule`, or `serve`
+without --no-schedule, even with no repositories configured) also runs the job runner,
+which claims those jobs and ingests. Scheduled interval runs and the boot pass ingest
+directly in the scheduler's process. So the Procfile's `web` (`serve --no-schedule`)
+never ingests, and its `scheduler` does all of it.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from contextlib import contextmanager
 
 from adapters.common.http_routes import Route, RoutedServer, health_routes, start_routed
 from adapters.schedule import IngestScheduler
-from adapters.webhook import DirectReindex, webhook_route
+from adapters.webhook import QueuedReindex, webhook_route
 from bot.core import Core
 from bot.errors import ConfigError
 
@@ -56,8 +60,8 @@ def serve(
     slack, discord = _adapters(core, slack, discord)
     web_port = port if port is not None else core.settings.port
     has_web = web_port is not None or (slack and _slack_http_mode())
-    with _scheduler(core, enabled=schedule) as scheduler:
-        routes = push_routes(core, scheduler)
+    with _scheduler(core, enabled=schedule) as scheduler, _job_runner(core, enabled=schedule):
+        routes = push_routes(core)
         fallback = None if has_web or scheduler is None else _webhook_port(core, webhook_port)
         # The Slack adapter binds the web port itself (adding its events route in HTTP
         # mode); without Slack it is bound here. Either way, one server per process.
@@ -87,13 +91,12 @@ def serve(
     return 0
 
 
-def push_routes(core: Core, scheduler: IngestScheduler | None) -> list[Route]:
+def push_routes(core: Core) -> list[Route]:
     """The push-webhook route when CODECITE_WEBHOOK_SECRET is set (else none)."""
     secret = core.settings.webhook_secret
     if secret is None:
         return []
-    target = scheduler if scheduler is not None else DirectReindex(core)
-    return [webhook_route(target, secret.get_secret_value())]
+    return [webhook_route(QueuedReindex(core), secret.get_secret_value())]
 
 
 def _stop_process_when_done(run: Callable[[], None], name: str) -> None:
@@ -113,8 +116,8 @@ def run_scheduler(core: Core, *, webhook_port: int | None = None) -> int:
     received: list[int] = []
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda signum, _frame: received.append(signum))
-    with _scheduler(core, enabled=True) as scheduler:
-        routes = push_routes(core, scheduler)
+    with _scheduler(core, enabled=True), _job_runner(core, enabled=True):
+        routes = push_routes(core)
         port = webhook_port if webhook_port is not None else core.settings.port
         if port is None and routes:
             port = core.settings.webhook_port
@@ -183,3 +186,18 @@ def _scheduler(core: Core, *, enabled: bool) -> Iterator[IngestScheduler | None]
         yield scheduler
     finally:
         scheduler.shutdown()
+
+
+@contextmanager
+def _job_runner(core: Core, *, enabled: bool) -> Iterator[None]:
+    """The runner of recorded re-ingest jobs, beside the scheduler (with or without
+    configured repositories: a chat `reindex` of an indexed one still needs it)."""
+    if not enabled:
+        yield
+        return
+    runner = core.job_runner()
+    runner.start()
+    try:
+        yield
+    finally:
+        runner.stop()  # jobs under way finish (heartbeating) before the process goes

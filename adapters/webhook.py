@@ -1,9 +1,11 @@
 """Push webhooks that schedule an immediate re-ingest (GitHub's format).
 
 `POST /webhooks/github` with `X-Hub-Signature-256: sha256=<hex HMAC of the raw
-body with CODECITE_WEBHOOK_SECRET>`. A push to a configured repository runs
-its job now: through the in-process scheduler when there is one, else straight on
-the Core's ingest line (`DirectReindex`, the `web` process). The route sits on the
+body with CODECITE_WEBHOOK_SECRET>`. A push to a configured repository records
+a quick re-ingest job (`QueuedReindex`, `Core.queue_reindex`) and is answered 202 at
+once: the process that receives it (the `web` process, with the routable port) never
+ingests; the scheduler's job runner claims the job and runs it (`bot.jobs`). A push
+while a job of that repository is still queued joins it. The route sits on the
 process's one HTTP server (`webhook_route`, beside /healthz and /readyz), or on
 a port of its own (`WebhookServer`) in a process that has no web port.
 
@@ -67,14 +69,14 @@ def clone_urls(payload: dict[str, Any]) -> set[str]:
 
 class PushTarget(Protocol):
     """What a push webhook needs: the configured repository a push names, and a way to
-    re-ingest it now (the in-process scheduler, or `DirectReindex`)."""
+    have it re-ingested soon (`QueuedReindex`)."""
 
     def repo_for_remote(self, clone_urls: set[str]) -> str | None: ...
     def trigger_now(self, name: str) -> bool: ...
 
 
-class DirectReindex:
-    """A process without a scheduler (the `web` process) re-ingests on the Core's ingest line."""
+class QueuedReindex:
+    """A push records a re-ingest job for the scheduler's runner; nothing is ingested here."""
 
     def __init__(self, core: Core) -> None:
         self.core = core
@@ -83,11 +85,7 @@ class DirectReindex:
         return repo_for_remote(self.core.config.repos, clone_urls)
 
     def trigger_now(self, name: str) -> bool:
-        if self.core.config.repo(name) is None:
-            return False
-        # Waits for an ingest of it that is under way: that one may predate the push.
-        self.core.reindex_repo(name, trigger="webhook", quick=True)
-        return True
+        return self.core.queue_reindex(name, trigger="webhook")
 
 
 def webhook_route(target: PushTarget, secret: str, *, limits: HTTPLimits = LIMITS) -> Route:
@@ -156,7 +154,7 @@ def _handle_event(
     name = target.repo_for_remote(clone_urls(payload))
     if name is None or not target.trigger_now(name):
         return 404, {"error": "repository not configured"}
-    log.info("push webhook: re-ingesting %s now", name)
+    log.info("push webhook: re-ingest job queued for %s", name)
     return 202, {"scheduled": name}
 
 

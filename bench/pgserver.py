@@ -30,6 +30,7 @@ class ServerUnavailable(RuntimeError):
 
 
 def find_binary(name: str) -> str | None:
+    """`name` from PATH, else the newest /usr/lib/postgresql/<major>/bin/<name>."""
     found = shutil.which(name)
     if found:
         return found
@@ -40,13 +41,14 @@ def find_binary(name: str) -> str | None:
     return candidates[-1] if candidates else None
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
 
 
-def _run_as() -> list[str]:
+def run_as_prefix() -> list[str]:
+    """As root, run the server's tools as `postgres` (they refuse root)."""
     if os.geteuid() != 0:
         return []
     try:
@@ -66,9 +68,9 @@ class PostgresServer:
             raise ServerUnavailable("initdb/pg_ctl not found (install the postgresql package)")
         self.root = root
         self.data = root / "data"
-        self.port = _free_port()
+        self.port = free_port()
         self.fsync = fsync
-        self._as = _run_as()
+        self._as = run_as_prefix()
         pwfile = root / "pwfile"
         pwfile.write_text(PASSWORD + "\n")
         if self._as:

@@ -149,6 +149,14 @@ class Settings(BaseSettings):
     webhook_port: Annotated[
         int, Field(validation_alias=_env("CODECITE_WEBHOOK_PORT"), ge=0, le=65535)
     ] = 8787
+    # Re-ingest jobs (bot.jobs): a runner silent this long has died and its job is retaken;
+    # runners and waiters look at the job table this often.
+    job_lease_seconds: Annotated[
+        float, Field(validation_alias=_env("CODECITE_JOB_LEASE_SECONDS"), gt=0)
+    ] = 60.0
+    job_poll_seconds: Annotated[
+        float, Field(validation_alias=_env("CODECITE_JOB_POLL_SECONDS"), gt=0, le=60)
+    ] = 1.0
 
     # Retrieval and answer knobs (defaults chosen on the development split).
     file_weight: Annotated[

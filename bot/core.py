@@ -22,11 +22,10 @@ from bot.answer.compose import Composer
 from bot.commands import PLAIN, Command, CommandResult, Syntax
 from bot.config import ChannelConfig, FileConfig, Settings, load_file_config, load_settings
 from bot.context import CLI, Context
-from bot.errors import BotError, PermissionDenied, ScopeError
+from bot.errors import BotError, PermissionDenied
 from bot.index.base import Index
 from bot.index.setup import prepare_index
-from bot.ingest.pipeline import IngestReport, Progress
-from bot.jobs import IngestLine, Outcome, then
+from bot.jobs import IngestLine, JobRunner, Outcome, ReindexRequests, then
 from bot.llm.chat import LLM
 from bot.llm.embeddings import Embedder
 from bot.models import Answer, Hit, Question, RepoState, Turn
@@ -104,6 +103,9 @@ class Core:
             embedder=embedder,
             symbols=self.symbols,
         )
+        # Ingest `location` now, in this thread, under its lock, logged (`codecite index`).
+        self.index_repo = self._ingest.index_repo
+        self._requests = ReindexRequests(lambda: self.stores.jobs, poll=settings.job_poll_seconds)
         self._limiter = Limiter(config.limits, lambda: self.stores.quota)
         # One bounded line of answer work per process, shared by every adapter in it.
         self._queue = AnswerQueue.from_config(config.limits)
@@ -321,56 +323,40 @@ class Core:
     # -- ingest ------------------------------------------------------------------------------
 
     def reindex(self, repo: str | None, ctx: Context, *, inline: bool = False) -> Future[str]:
-        """Re-ingest one repository in ctx's scope (or all of them), on the ingest line.
+        """Re-ingest one repository in ctx's scope (or all of them): refusals (not an admin,
+        not available here) raise at once; the future's result is the report of the runs.
 
-        Refusals (not an admin, a repository not available here) raise at once;
-        the report of the runs is the future's result. `inline`: in this thread
-        (`codecite reindex`, which waits and must stay interruptible).
+        A job per repository is recorded for the scheduler's runner (`bot.jobs`); `inline`
+        ingests here instead (`codecite reindex`, which waits and must stay interruptible).
         """
         if not ctx.is_admin:
             raise PermissionDenied()
-        scope = self.scope_for(ctx)
-        targets = self._ingest.targets()
-        if repo is not None:
-            targets = [t for t in targets if t.name == repo]
-            if not targets or (scope is not None and repo not in scope):
-                raise ScopeError(f"There is no repository named {repo!r} here.")
-        targets = [t for t in targets if scope is None or t.name in scope]
-        jobs = self._ingest.submit(targets, trigger=f"{ctx.platform} command", inline=inline)
-        return then(jobs, reindex_text)
+        targets = self._ingest.in_scope(repo, self.scope_for(ctx))
+        trigger = f"{ctx.platform} command"
+        if inline:
+            return then(self._ingest.submit(targets, trigger=trigger, inline=True), reindex_text)
+        return self._requests.request(targets, trigger=trigger, requested_by=ctx.user)
+
+    def queue_reindex(self, name: str, *, trigger: str) -> bool:
+        """Record a quick re-ingest job for a configured repository (a push); False if unknown."""
+        if self._config.repo(name) is None:
+            return False
+        self._requests.enqueue(name, trigger=trigger, quick=True)
+        return True
+
+    def job_runner(self) -> JobRunner:
+        """A runner of the shared job table on this process's ingest line; start and stop it."""
+        lease, poll = self._settings.job_lease_seconds, self._settings.job_poll_seconds
+        runner = JobRunner(self.stores.jobs, self._ingest, lease=lease, poll=poll)
+        return self._requests.attach(runner)
 
     def reindex_repo(
         self, name: str, *, trigger: str, quick: bool = False, wait: float | None = None
     ) -> Future[list[Outcome]]:
-        """The entry for re-ingesting one known repository (the scheduler, push webhooks).
-
-        The same line as the chat `reindex`: never an answer worker. An unknown name
-        gives an empty list of outcomes.
-        """
+        """Re-ingest one known repository now on this process's line (the scheduler's
+        interval runs), never on an answer worker; an unknown name: no outcomes."""
         targets = self._ingest.targets([name])
         return self._ingest.submit(targets, trigger=trigger, quick=quick, wait=wait)
-
-    def index_repo(
-        self,
-        location: str,
-        *,
-        name: str | None = None,
-        branch: str | None = None,
-        progress: Progress | None = None,
-        trigger: str = "cli",
-        wait: float | None = None,
-        quick: bool = False,
-    ) -> IngestReport:
-        """Ingest `location` now, in this thread, under its lock (see `IngestLine.index_repo`)."""
-        return self._ingest.index_repo(
-            location,
-            name=name,
-            branch=branch,
-            progress=progress,
-            trigger=trigger,
-            wait=wait,
-            quick=quick,
-        )
 
     def note_next_run(self, repo: str, at: datetime | None) -> None:
         """When the scheduler will next re-ingest `repo` (shown by `status`)."""
@@ -390,6 +376,7 @@ class Core:
     def close(self) -> None:
         """Finish accepted answers and ingests, then release every store and client."""
         self._queue.shutdown(wait=True)
+        self._requests.close()
         self._ingest.shutdown()
         resources = (self.llm, self.embedder, self.index, self.feedback, self.symbols, self.stores)
         for resource in resources:

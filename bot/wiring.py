@@ -31,20 +31,38 @@ def make_index(settings: Settings, stores: StoreSet | None = None) -> Index:
         from bot.index.pinecone.index import STATE_FILE, PineconeIndex
         from bot.index.pinecone.state import rebuild_wanted
 
-        state = settings.home / STATE_FILE
-        lost = not state.exists()
+        state_file = settings.home / STATE_FILE
+        lost = not state_file.exists()  # looked at before the state is opened (and created)
         index = PineconeIndex.from_settings(
             settings,
             dimension=settings.embed_dimensions,
             alpha=settings.hybrid_alpha,
             stores=stores,
         )
-        if lost or rebuild_wanted(state):  # gone, or set aside as damaged
+        if settings.database and stores is not None:
+            _rebuild_state(index, unless_filled=not _rebuild_asked(stores))
+        elif lost or rebuild_wanted(state_file):  # gone, or set aside as damaged
             _rebuild_state(index)
         return index
     from bot.index.local.index import LocalIndex
 
     return LocalIndex(settings.index_path)
+
+
+def _rebuild_asked(stores: StoreSet) -> bool:
+    """Whether the shared store asks for its Pinecone state to be rebuilt.
+
+    The database, not this process's data directory, decides: a fresh process beside a
+    filled database rebuilds nothing, so replicas start at once without racing the writers.
+    Unasked, the state is still rebuilt when it holds no repository while Pinecone's
+    namespace holds records (a deployment moving from the SQLite state file to PostgreSQL:
+    the first process fills it, later ones find it full).
+    """
+    try:
+        return stores.pinecone_state.rebuild_wanted()
+    except BotError as exc:  # unreachable now: answers and readiness report it later
+        log.warning("Pinecone state not checked: %s", exc.detail or exc.user_message)
+        return False
 
 
 def symbols_path(settings: Settings) -> Path:
@@ -77,7 +95,8 @@ def make_symbols(settings: Settings, stores: StoreSet | None = None) -> SymbolTa
     """The symbol table; None (logged) when it cannot be opened, so answers and ingests go on.
 
     A damaged file is set aside and a new one started (see `bot.store.sqlite`); the next
-    ingest refills it.
+    ingest refills it. A shared database that cannot be reached is no reason to go on
+    without symbols: its StoreError (naming the host) stops the process at start.
     """
     from bot.store.symbols.table import SymbolStore
 
@@ -86,6 +105,8 @@ def make_symbols(settings: Settings, stores: StoreSet | None = None) -> SymbolTa
             return stores.symbols
         return SymbolStore(symbols_path(settings))
     except BotError as exc:
+        if settings.database:
+            raise
         log.warning("no symbol table: %s", exc.detail or exc.user_message)
         return None
 
@@ -129,10 +150,12 @@ def make_embedder(settings: Settings, stores: StoreSet | None = None) -> Embedde
     )
 
 
-def _rebuild_state(index: PineconeIndex) -> None:
-    """The local state is a cache of what Pinecone holds: rebuild it when it is gone."""
+def _rebuild_state(index: PineconeIndex, *, unless_filled: bool = False) -> None:
+    """The state is a digest of what Pinecone holds: rebuild it when it is gone (a file) or
+    was never filled (a new database beside a full index)."""
     try:
-        index.rebuild_state()
+        if not index.rebuild_state(unless_filled=unless_filled):
+            return
     except BotError as exc:  # e.g. a first deployment whose index does not exist yet
         log.warning("Pinecone state not rebuilt: %s", exc.detail or exc.user_message)
         return

@@ -14,7 +14,7 @@ from rich.markup import escape
 
 from adapters.cli.render import print_answer
 from adapters.common.errors import user_facing
-from bot.commands import ASK, Syntax, command_list, parse
+from bot.commands import ASK, REINDEX, Syntax, command_list, parse
 from bot.core import CLI, Core
 from bot.errors import BotError
 from bot.models import Turn
@@ -78,8 +78,12 @@ def _command(core: Core, console: Console, line: str) -> None:
         console.print(HELP, highlight=False, markup=False)
         return
     try:
+        if command.spec is REINDEX:  # the terminal ingests here and waits, like `reindex`
+            report = core.reindex(command.argument or None, CLI, inline=True).result()
+            console.print(report, highlight=False, markup=False)
+            return
         result = core.run_command(command, CLI, CHAT)
-        text = result.final_text()  # a reindex: the terminal waits for its report
+        text = result.final_text()
     except BotError as exc:
         console.print(exc.user_message, highlight=False, markup=False)
         return

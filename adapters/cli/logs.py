@@ -59,6 +59,10 @@ def secret_values(settings: Settings) -> list[str]:
         settings.webhook_secret,
     )
     values = [f.get_secret_value() for f in fields if f is not None]
+    if settings.database:  # the database URL and its password (psycopg's own logs too)
+        from bot.store.postgres.connection import url_secrets
+
+        values += url_secrets(settings.database)
     # The chat platforms' tokens belong to their adapters; their variable names are listed once.
     platform = (os.environ.get(name, "").strip() for name in PLATFORM_SECRETS)
     return values + [value for value in platform if value]

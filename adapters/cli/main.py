@@ -272,7 +272,7 @@ HANDLERS: dict[str, Handler] = {
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     console = _StdoutConsole(highlight=False)
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)  # an error is one line
     try:
         settings = load_settings()
     except ConfigError as exc:

@@ -3,8 +3,10 @@
 What an "how is this organised?" question needs and similarity search cannot
 give: the shape of the whole repository. The tree comes from the index's
 manifest (every indexed path), the symbols from the symbol table, ranked by
-how many other files refer to them. Maps are cached per indexed commit, so a
-repository is walked once per update, not once per question; rendering fits
+how many other files refer to them. Maps are cached per indexed commit (the version
+the writer bumps, read from the shared state), so a repository is walked once per
+update, not once per question; a map built while the symbol table was not yet at
+that commit is not cached. Rendering fits
 several repositories into one small token budget.
 """
 
@@ -72,7 +74,9 @@ class RepoMapper:
             cached = self._cache.get(key)
         if cached is not None:
             return cached
-        built = self._build(state)
+        built, complete = self._build(state)
+        if not complete:  # the symbol table was behind or failing: ask again next time
+            return built
         with self._lock:
             if len(self._cache) >= CACHE_SIZE:
                 self._cache.pop(next(iter(self._cache)))
@@ -82,34 +86,38 @@ class RepoMapper:
     def maps(self, states: Iterable[RepoState]) -> list[RepoMap]:
         return [self.map_of(s) for s in sorted(states, key=lambda s: s.name)]
 
-    def _build(self, state: RepoState) -> RepoMap:
+    def _build(self, state: RepoState) -> tuple[RepoMap, bool]:
+        """The map, and whether it is final for this commit (its symbols were read)."""
         repo = state.name
         manifest = self._index.manifest(repo)
         languages = Counter(entry.language or "other" for entry in manifest.values())
-        return RepoMap(
+        top, complete = self._top(state)
+        built = RepoMap(
             repo=repo,
             files=len(manifest),
             languages=tuple(languages.most_common()),
             root=build_tree(manifest),
-            top=tuple(self._top(state)),
+            top=tuple(top),
         )
+        return built, complete
 
-    def _top(self, state: RepoState) -> list[RankedSymbol]:
+    def _top(self, state: RepoState) -> tuple[list[RankedSymbol], bool]:
         if self._symbols is None:
-            return []
+            return [], True
         repo = state.name
         try:
             if self._symbols.commits().get(repo) != state.commit:
-                # Rows of another commit would cite the wrong lines; the next ingest mends it.
+                # Rows of another commit would cite the wrong lines. The ingest writes the
+                # table just after the index (maybe in another process): not final yet.
                 log.warning("symbol table of %s is not at the indexed commit; map without it", repo)
-                return []
+                return [], False
             ranked = self._symbols.top_symbols(repo, limit=TOP_SYMBOLS * 2)
         except BotError as exc:  # the tree alone is still a useful map
             log.warning("no top symbols for %s: %s", repo, exc.detail or exc.user_message)
-            return []
+            return [], False
         # The architecture is in the code: a helper class in a test file is no landmark.
         ranked.sort(key=lambda r: file_kind(r.definition.path) != "code")
-        return ranked[:TOP_SYMBOLS]
+        return ranked[:TOP_SYMBOLS], True
 
 
 # -- rendering --------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 `open_store(home)` hands out every part (`stores.runs`, `stores.feedback`,
 `stores.claims`, `stores.locks`, `stores.symbols`, `stores.embedding_cache`,
-`stores.pinecone_state`, `stores.command_hashes(name)`); `bot.store.base` holds
+`stores.pinecone_state`, `stores.jobs`, `stores.command_hashes(name)`); `bot.store.base` holds
 the contract each part meets, `bot.store.records` the values they keep. With a
 `database_url` the shared parts live in PostgreSQL (`bot.store.postgres`); without
 one, in SQLite files of the data directory (`bot.store.local`), and psycopg is

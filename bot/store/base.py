@@ -25,6 +25,7 @@ from typing import Protocol
 
 from bot.models import Answer, FileEntry, RepoState
 from bot.runtime.limits import Quota
+from bot.store.jobs import Job
 from bot.store.records import ChunkRow, CorpusStats, Counts, FeedbackRow, FileRow, Run
 from bot.symbols.model import FileSymbols, RankedSymbol, SymbolDef, SymbolRef
 from bot.symbols.packed import PackedSymbols
@@ -172,6 +173,24 @@ class QuestionQuota(Quota, Closable, Protocol):
     records the question only when all pass, in one transaction; idle rows are pruned."""
 
 
+class IngestJobs(Closable, Protocol):
+    """Re-ingest jobs shared by every process: web processes enqueue, runners claim.
+
+    `enqueue` joins the repository's queued job when there is one. `claim` takes the
+    oldest runnable job (queued, or running with a heartbeat older than its lease) for
+    `owner`, never the same one twice at once; `heartbeat` and `finish` are refused
+    (False) once the job is no longer `owner`'s.
+    """
+
+    def enqueue(
+        self, repo: str, trigger: str, requested_by: str = "", *, quick: bool = False
+    ) -> int: ...
+    def claim(self, owner: str, lease: float) -> Job | None: ...
+    def heartbeat(self, job_id: int, owner: str) -> bool: ...
+    def finish(self, job_id: int, owner: str, *, ok: bool, text: str) -> bool: ...
+    def results(self, ids: Sequence[int]) -> dict[int, Job]: ...
+
+
 class StoreSet(Closable, Protocol):
     """Every part, opened on first use and closed together."""
 
@@ -191,6 +210,8 @@ class StoreSet(Closable, Protocol):
     def pinecone_state(self) -> PineconeStateRecords: ...
     @property
     def quota(self) -> QuestionQuota: ...
+    @property
+    def jobs(self) -> IngestJobs: ...
     def command_hashes(self, name: str, what: str = "") -> CommandHashes:
         """The platform's store named `name` (`what` names it in sentences to users)."""
         ...

@@ -25,6 +25,7 @@ from bot.store.base import (
     CommandHashes,
     EventClaims,
     FeedbackRecords,
+    IngestJobs,
     IngestLocks,
     PineconeStateRecords,
     QuestionQuota,
@@ -112,6 +113,12 @@ class LocalStores:
         from bot.store.quota import SqliteQuota
 
         return self._part(LIMITS, lambda: SqliteQuota(self.home / LIMITS))
+
+    @property
+    def jobs(self) -> IngestJobs:
+        from bot.store.jobs import FILENAME, SqliteJobs
+
+        return self._part(FILENAME, lambda: SqliteJobs(self.home / FILENAME))
 
     def command_hashes(self, name: str, what: str = "") -> CommandHashes:
         from bot.store.command_hashes import JsonCommandHashes

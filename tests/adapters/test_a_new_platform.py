@@ -17,6 +17,7 @@ from bot.commands import REINDEX, Syntax, parse
 from bot.config import ChannelConfig, FileConfig, LimitsConfig, Settings
 from bot.core import Context, Core
 from bot.errors import BotError, RateLimited
+from tests.support.jobs import running_jobs
 from tests.support.shop import build_shop
 
 ECHO = Syntax("!{}", "say `{ask}` or just ask", threads=False)
@@ -56,7 +57,8 @@ def echo(make_repo: Any) -> Iterator[EchoAdapter]:
     )
     core = Core.from_settings(Settings(), config)
     core.index_repo(str(repo.path), name="shop")
-    yield EchoAdapter(core, moderators={"mod"})
+    with running_jobs(core):  # one process that also runs the scheduler's job runner
+        yield EchoAdapter(core, moderators={"mod"})
     core.close()
 
 

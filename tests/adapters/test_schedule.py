@@ -21,6 +21,7 @@ from bot.core import CLI, Core
 from bot.errors import ConfigError
 from bot.store.locks import RepositoryBusy
 from tests.servers.openai_fake import FakeOpenAI
+from tests.support.jobs import running_jobs
 from tests.support.shop import build_shop
 
 UTC_ZONE = ZoneInfo("UTC")
@@ -289,21 +290,28 @@ def test_a_started_scheduler_indexes_never_indexed_repositories_at_once(remote, 
         sched.shutdown()
 
 
-def test_a_push_to_a_process_without_a_scheduler_reindexes_through_the_core(remote):
-    from adapters.webhook import DirectReindex
+def test_a_push_records_a_job_that_the_schedulers_runner_runs(remote):
+    from adapters.webhook import QueuedReindex
 
     work, bare = remote
     url = f"file://{bare}"
     core = Core.from_settings(Settings(), _config(RepoConfig(name="shop", url=url)))
-    server = WebhookServer(DirectReindex(core), "hook-secret", port=0, host="127.0.0.1")
+    server = WebhookServer(QueuedReindex(core), "hook-secret", port=0, host="127.0.0.1")
     server.start()
     try:
         body = json.dumps({"repository": {"clone_url": url}}).encode()
         headers = {"X-GitHub-Event": "push", "X-Hub-Signature-256": _signed(b"hook-secret", body)}
         assert _post(server.port, body, headers) == 202
-        deadline = datetime.now(UTC).timestamp() + 60
-        while not core.index.repo_states() and datetime.now(UTC).timestamp() < deadline:
-            threading.Event().wait(0.05)
+        assert _post(server.port, body, headers) == 202  # joins the queued job
+        job = core.stores.jobs.claim("peek", lease=0.1)  # the web process ingested nothing
+        assert job is not None and (job.repo, job.trigger, job.quick) == ("shop", "webhook", True)
+        assert core.stores.jobs.claim("peek", lease=0.1) is None  # one job for both pushes
+        assert core.index.repo_states() == [] and core.runs.last("shop") is None
+        threading.Event().wait(0.2)  # the peek's lease ends: the job is runnable again
+        with running_jobs(core):
+            deadline = datetime.now(UTC).timestamp() + 60
+            while not core.index.repo_states() and datetime.now(UTC).timestamp() < deadline:
+                threading.Event().wait(0.05)
         [state] = core.index.repo_states()
         assert state.commit == work.head()
         last = core.runs.last("shop")

@@ -122,3 +122,36 @@ def test_without_port_the_in_process_scheduler_takes_webhooks_on_the_webhook_por
     _discord_probe(monkeypatch, probe)
     assert serve(core, discord=True, webhook_port=webhook_port) == 0
     assert seen == {"ping": 200, "ready": 200}
+
+
+def test_serve_runs_the_job_runner_with_the_scheduler_even_without_configured_repos(
+    monkeypatch: pytest.MonkeyPatch, make_repo
+) -> None:
+    from concurrent.futures import TimeoutError as FutureTimeout
+
+    from bot.context import Context
+    from tests.support.shop import build_shop
+
+    repo = make_repo("shop")
+    build_shop(repo)
+    core = Core.from_settings(Settings(), FileConfig())  # nothing configured: the local default
+    core.index_repo(str(repo.path), name="shop")
+    admin = Context("discord", "U1", "C1", is_admin=True)
+    seen: dict[str, Any] = {}
+
+    def with_scheduler() -> None:
+        seen["report"] = core.reindex("shop", admin).result(timeout=60)
+
+    _discord_probe(monkeypatch, with_scheduler)
+    assert serve(core, discord=True) == 0
+    assert seen["report"].startswith("• shop: up to date")
+
+    def without_scheduler() -> None:
+        try:
+            seen["late"] = core.reindex("shop", admin).result(timeout=1.5)
+        except FutureTimeout:
+            seen["late"] = None  # recorded, and left for a scheduler: this process ingests nothing
+
+    _discord_probe(monkeypatch, without_scheduler)
+    assert serve(core, discord=True, schedule=False) == 0
+    assert seen["late"] is None

@@ -21,6 +21,7 @@ from bot.config import FileConfig, RepoConfig, ScheduleConfig, Settings
 from bot.core import Context, Core
 from bot.errors import PermissionDenied, ScopeError
 from bot.runtime.queue import AnswerQueue
+from tests.support.jobs import running_jobs
 from tests.support.shop import build_shop
 
 ADMIN = Context("slack", "UADMIN", "C1", is_admin=True)
@@ -36,7 +37,8 @@ def core(make_repo: Any) -> Iterator[Core]:
     )
     core = Core.from_settings(Settings(), config)
     core.index_repo(str(repo.path), name="shop")
-    yield core
+    with running_jobs(core):  # the scheduler's runner: it runs the jobs chat reindexes record
+        yield core
     core.close()
 
 

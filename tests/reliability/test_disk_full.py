@@ -90,7 +90,10 @@ def test_a_full_disk_is_one_line_and_the_index_still_answers(
         with pytest.raises(DiskFullError) as raised:
             core.index_repo(str(shop.path), name="shop")
         assert raised.value.user_message == FULL
-        text = core.run_command("reindex shop", CLI).final_text(timeout=60)
+        with pytest.raises(DiskFullError) as queued:  # not even its job can be recorded
+            core.run_command("reindex shop", CLI)
+        assert queued.value.user_message == FULL
+        text = core.reindex("shop", CLI, inline=True).result(timeout=60)  # the terminal's
         assert text == f"• shop: failed: {FULL}"
         assert "incident" not in text
 

@@ -16,12 +16,9 @@ variable set), where they fail: CI never silently skips them.
 
 from __future__ import annotations
 
-import glob
 import itertools
 import os
-import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -29,27 +26,11 @@ from pathlib import Path
 
 import pytest
 
+from bench.pgserver import find_binary, free_port, run_as_prefix
+
 _STOP_TIMEOUT = "30"
 SHARED = "codecite_tests"  # the database holding every test's schema
 PASSWORD = "s3cret-test-password"  # TCP connections authenticate (scram), as in production
-
-
-def find_binary(name: str) -> str | None:
-    """`name` from PATH, else the newest /usr/lib/postgresql/<major>/bin/<name>."""
-    found = shutil.which(name)
-    if found:
-        return found
-    candidates = sorted(
-        glob.glob(f"/usr/lib/postgresql/*/bin/{name}"),
-        key=lambda p: int(Path(p).parts[-3]) if Path(p).parts[-3].isdigit() else 0,
-    )
-    return candidates[-1] if candidates else None
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 class PostgresServer:
@@ -58,9 +39,9 @@ class PostgresServer:
     def __init__(self, root: Path, initdb: str, pg_ctl: str) -> None:
         self.root = root
         self.data = root / "data"
-        self.port = _free_port()
+        self.port = free_port()
         self._pg_ctl = pg_ctl
-        self._as = _run_as_prefix()
+        self._as = run_as_prefix()
         self._names = itertools.count(1)
         self._shared = False
         if self._as:
@@ -134,20 +115,6 @@ class PostgresServer:
         done = subprocess.run([*self._as, *command], capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise RuntimeError(f"{command[0]} failed: {done.stderr or done.stdout}")
-
-
-def _run_as_prefix() -> list[str]:
-    """As root, run the server's tools as `postgres` (they refuse root)."""
-    if os.geteuid() != 0:
-        return []
-    try:
-        pwd.getpwnam("postgres")
-    except KeyError:
-        raise RuntimeError("running as root and there is no `postgres` user") from None
-    runuser = shutil.which("runuser")
-    if runuser is None:
-        raise RuntimeError("running as root and `runuser` is missing (util-linux)")
-    return [runuser, "-u", "postgres", "--"]
 
 
 def unavailable(reason: str) -> None:

@@ -13,10 +13,10 @@ Where things live: Pinecone holds chunk records (dense vector, code-aware BM25
 sparse vector, chunk metadata with the text trimmed under 40 KB), one record
 per file (a sparse vector over path + whole text: `files_lexical` gets real
 file-level BM25 evidence from the same index instead of a guess aggregated from
-chunk hits) and one record per repository with its RepoState. A local SQLite
-file (`pinecone_state.sqlite` under CODECITE_HOME) holds repo states, the
-manifest, per-file chunk ids and the document frequencies behind query IDF.
-`rebuild_state()` recreates that file from Pinecone alone (list + fetch).
+chunk hits) and one record per repository with its RepoState. The state (PostgreSQL
+with a database URL, shared by every process; else `pinecone_state.sqlite` in
+CODECITE_HOME) holds repo states, the manifest, per-file chunk ids and the document
+frequencies behind query IDF; `rebuild_state()` recreates it from Pinecone alone.
 
 Pinecone has no transactions, so `apply` is ordered to converge instead: new
 records are written first (their ids journaled locally beforehand), then stale
@@ -245,10 +245,10 @@ class PineconeIndex:
         self._state.remove_repo(repo)
         self._await_freshness()
 
-    def rebuild_state(self) -> None:
-        """Recreate the local state file from what Pinecone holds (list by prefix + fetch)."""
+    def rebuild_state(self, *, unless_filled: bool = False) -> bool:
+        """Recreate the state from Pinecone (list + fetch); see `rebuild` for `unless_filled`."""
         with self._write_lock:
-            rebuild(self._data, self._state)
+            return rebuild(self._data, self._state, unless_filled=unless_filled)
 
     # --- reads -------------------------------------------------------------------------
 

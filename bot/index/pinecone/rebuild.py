@@ -46,7 +46,17 @@ class _Collected:
     languages: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
-def rebuild(data: PineconeData, state: PineconeStateRecords) -> None:
+def rebuild(
+    data: PineconeData, state: PineconeStateRecords, *, unless_filled: bool = False
+) -> bool:
+    """Replace `state` with what Pinecone holds; whether it did.
+
+    `unless_filled`: only when the state holds no repository while the namespace holds
+    records (a shared database started beside a full index); a filled state, or an empty
+    namespace, costs one small read and is left alone.
+    """
+    if unless_filled and (state.repo_states() or not data.namespace_count()):
+        return False
     ids = data.list_ids("")
     seen = _Collected()
     for batch in id_batches(ids, _SLICE):
@@ -60,6 +70,7 @@ def rebuild(data: PineconeData, state: PineconeStateRecords) -> None:
         len(files),
         len(seen.chunks),
     )
+    return True
 
 
 def _collect(seen: _Collected, rid: str, vec: Vector) -> None:

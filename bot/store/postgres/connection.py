@@ -27,6 +27,7 @@ T = TypeVar("T")
 
 POOL_MIN, POOL_MAX = 1, 4
 CONNECT_TIMEOUT = 10  # seconds to wait for a connection (the pool's, and a new one's)
+QUICK_WAIT = 0.5  # seconds a call waits for a free pooled connection before asking the server
 _UNREACHABLE = "The database could not be reached; check CODECITE_DATABASE_URL and the server."
 _REFUSED = "The database refused codecite's credentials; check the user and password in the URL."
 _FAILED = "The database could not be read or written."
@@ -56,7 +57,7 @@ class Database:
 
     def __init__(self, url: str) -> None:
         self._url = url
-        self._secrets = _secrets_of(url)
+        self._secrets = url_secrets(url)
         self._pool: ConnectionPool[psycopg.Connection[tuple[object, ...]]] | None = None
         self._lock = threading.Lock()
         self._closed = False
@@ -69,22 +70,21 @@ class Database:
         return describe(self._url)
 
     def run(self, op: Callable[[psycopg.Connection[tuple[object, ...]]], T]) -> T:
-        return self._pooled(op, transaction=True)
+        return self._call(op, transaction=True)
 
     def read(self, op: Callable[[psycopg.Connection[tuple[object, ...]]], T]) -> T:
         """`op(connection)` outside a transaction (autocommit): a read of one statement is
         one round trip, and sees one snapshot. `op` must not write (it may run twice)."""
-        return self._pooled(op, transaction=False)
+        return self._call(op, transaction=False)
 
-    def _pooled(
+    def _call(
         self, op: Callable[[psycopg.Connection[tuple[object, ...]]], T], *, transaction: bool
     ) -> T:
         import psycopg
 
         with self.translated():
-            pool = self._pool_now()
             for attempt in range(POOL_MAX + 1):
-                with pool.connection() as conn:
+                with self._pooled() as conn:
                     begun = False
                     try:
                         if not transaction:
@@ -100,6 +100,26 @@ class Database:
                         if begun or not conn.broken or attempt == POOL_MAX:
                             raise
         raise AssertionError("unreachable")
+
+    @contextmanager
+    def _pooled(self) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
+        """A pooled connection. None free at once means a busy pool or a server that is
+        down; one direct connection tells which without waiting out the pool's timeout: a
+        refused or unreachable server is reported now, with its reason, and a busy pool is
+        waited for as long as usual."""
+        from psycopg_pool import PoolTimeout
+
+        pool = self._pool_now()
+        try:
+            conn = pool.getconn(timeout=QUICK_WAIT)
+        except PoolTimeout:
+            self.connect().close()  # StoreError naming the host when the server is down
+            conn = pool.getconn()
+        try:
+            with conn:  # a pooled connection is given back, not closed
+                yield conn
+        finally:
+            pool.putconn(conn)
 
     def connect(self) -> psycopg.Connection[tuple[object, ...]]:
         """A connection of its own (autocommit), outside the pool: for session state such as
@@ -170,9 +190,9 @@ def _open_pool(url: str) -> ConnectionPool[psycopg.Connection[tuple[object, ...]
     return pool
 
 
-def _secrets_of(url: str) -> list[str]:
-    """The parts of `url` that must never be shown: the whole URL, its password and any
-    `password=` in a key=value string."""
+def url_secrets(url: str) -> list[str]:
+    """The parts of `url` that must never be shown or logged: the whole URL, its password
+    and any `password=` in a key=value string (longest first)."""
     found = [url]
     try:
         password = urlsplit(url).password

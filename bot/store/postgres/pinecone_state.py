@@ -3,15 +3,17 @@ pinecone_state` keeps in a SQLite file, shared by every process, so a web proces
 answers with the commit the scheduler indexed last.
 
 Tables `pc_repos`, `pc_files`, `pc_chunks`, `pc_df` (document frequencies per
-repository and level) and `pc_pending` (the journal). The same rules as the SQLite
-state: one transaction a call, written after Pinecone accepted the data; term sets
+repository and level), `pc_totals` (documents per repository and level, so a query's
+IDF counts no rows) and `pc_pending` (the journal). The same rules as the SQLite
+state: one transaction a write, written after Pinecone accepted the data; term sets
 are packed the same way (`bot.store.pinecone_state`). Every read is one statement
 in autocommit (`Database.read`: one round trip, one snapshot), so it never mixes two
-commits. Bulk writes are
-set statements (`= ANY`) and `executemany` (pipelined), not a round trip a row.
+commits. Bulk writes are set statements (`= ANY`) and `executemany` (pipelined), not
+a round trip a row.
 There is no damaged file to set aside here, so `rebuild_wanted` is always False;
-a database started empty beside a full index is refilled by `codecite init-index
---rebuild-state`.
+a database that holds no repository beside a namespace that holds records (a
+deployment moving from the SQLite state file) is refilled from Pinecone by the first
+process that starts (`bot.wiring.make_index`), or by `codecite init-index --rebuild-state`.
 """
 
 from __future__ import annotations

@@ -109,6 +109,24 @@ MIGRATIONS: dict[int, tuple[str, tuple[str, ...]]] = {
             "CREATE INDEX quota_idle ON quota (kind, last_at)",
         ),
     ),
+    5: (
+        "re-ingest jobs: queued by web processes, claimed by schedulers",
+        (
+            """CREATE TABLE ingest_jobs (
+                id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, repo TEXT NOT NULL,
+                trigger TEXT NOT NULL, requested_by TEXT NOT NULL, quick BOOLEAN NOT NULL,
+                state TEXT NOT NULL, owner TEXT NOT NULL DEFAULT '',
+                attempts INTEGER NOT NULL DEFAULT 0,
+                lease_seconds DOUBLE PRECISION NOT NULL DEFAULT 0,
+                heartbeat_at TIMESTAMPTZ, created_at TIMESTAMPTZ NOT NULL,
+                finished_at TIMESTAMPTZ, text TEXT NOT NULL DEFAULT ''
+            )""",
+            "CREATE UNIQUE INDEX ingest_jobs_one_queued ON ingest_jobs (repo) "
+            "WHERE state = 'queued'",
+            "CREATE INDEX ingest_jobs_by_state ON ingest_jobs (state, id)",
+            "CREATE INDEX ingest_jobs_finished ON ingest_jobs (finished_at)",
+        ),
+    ),
     6: (
         "symbol definitions without a per-row foreign key check; Pinecone state totals, df by term",
         (

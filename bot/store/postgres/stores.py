@@ -8,10 +8,10 @@ on every machine that names it.
     stores.close()                   # closes the pool
 
 Every part is in PostgreSQL: the run log, feedback, event claims, rate-limit counts,
-ingest locks, the symbol table, the embedding cache, command-registration hashes and Pinecone's
-repository state; nothing is written to the data directory. The schema is migrated
-when the first part opens (the same advisory-locked migrations as `codecite migrate`,
-so many processes may start at once).
+ingest locks, the symbol table, the embedding cache, command-registration hashes,
+Pinecone's repository state and re-ingest jobs; nothing is written to the data
+directory. The schema is migrated when the first part opens (the same advisory-locked
+migrations as `codecite migrate`, so many processes may start at once).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from bot.store.base import (
     CommandHashes,
     EventClaims,
     FeedbackRecords,
+    IngestJobs,
     IngestLocks,
     PineconeStateRecords,
     QuestionQuota,
@@ -110,6 +111,12 @@ class PostgresStores:
         from bot.store.postgres.quota import PostgresQuota
 
         return self._part("quota", lambda: PostgresQuota(self.database))
+
+    @property
+    def jobs(self) -> IngestJobs:
+        from bot.store.postgres.jobs import PostgresJobs
+
+        return self._part("jobs", lambda: PostgresJobs(self.database))
 
     def command_hashes(self, name: str, what: str = "") -> CommandHashes:
         from bot.store.postgres.command_hashes import PostgresCommandHashes

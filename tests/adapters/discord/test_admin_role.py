@@ -36,6 +36,7 @@ from tests.support.discord_gateway import (
     role_payload,
 )
 from tests.support.discord_harness import Harness, run, running
+from tests.support.jobs import running_jobs
 
 OTHER_GUILD = 1_300_000_000_000_000_500
 LOOKALIKE_ROLE = 1_300_000_000_000_000_501  # named "codecite-admins" in the other server
@@ -78,7 +79,8 @@ def guild_core(repos: dict[str, Any], tmp_path: Path) -> Iterator[Core]:
         f"[discord]\nguild_ids = [{GUILD_ID}]\nadmin_role = {ADMIN_ROLE_ID}\n",
     )
     core = build_core(repos, path)
-    yield core
+    with running_jobs(core):  # the scheduler's runner, here in the same process
+        yield core
     core.close()
 
 

@@ -12,6 +12,7 @@ from adapters.slack.render import VOTE_DOWN, VOTE_UP
 from bot.core import Core
 from bot.runtime.queue import AnswerQueue
 from tests.servers.slack_fake import Call, FakeSlack
+from tests.support.jobs import running_jobs
 from tests.support.slack_driver import CHANNEL, Driver, Gate, Recorded
 
 QUESTION = "where do we retry failed webhooks?"
@@ -69,10 +70,11 @@ def test_reindex_by_a_non_admin_is_refused(slack: FakeSlack, driver: Driver) -> 
     assert "incident" in reply.params["text"]
 
 
-def test_reindex_by_an_admin_runs(slack: FakeSlack, driver: Driver) -> None:
-    _, ack, response_url = driver.command("reindex shop", user="UADMIN")
-    assert json.loads(ack)["text"] == REINDEXING
-    [reply] = slack.wait_for(lambda: _responses(slack, response_url), timeout=60)
+def test_reindex_by_an_admin_runs(slack: FakeSlack, driver: Driver, core: Core) -> None:
+    with running_jobs(core):  # the scheduler's runner (here in the same process)
+        _, ack, response_url = driver.command("reindex shop", user="UADMIN")
+        assert json.loads(ack)["text"] == REINDEXING
+        [reply] = slack.wait_for(lambda: _responses(slack, response_url), timeout=60)
     assert "shop" in reply.params["text"] and "incident" not in reply.params["text"]
 
 

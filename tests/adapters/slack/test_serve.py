@@ -219,9 +219,9 @@ def _signed_ping(port: int) -> tuple[int, Any]:
 
 
 def _push_routes(core: Core) -> list[Any]:
-    from adapters.webhook import DirectReindex, webhook_route
+    from adapters.webhook import QueuedReindex, webhook_route
 
-    return [webhook_route(DirectReindex(core), HOOK_SECRET)]
+    return [webhook_route(QueuedReindex(core), HOOK_SECRET)]
 
 
 def test_socket_mode_binds_the_port_for_health_readiness_and_webhooks(

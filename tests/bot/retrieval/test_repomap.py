@@ -6,7 +6,7 @@ from bot.index.local.index import LocalIndex
 from bot.models import FileEntry, RepoState
 from bot.retrieval.dirtree import build_tree, tree_lines
 from bot.retrieval.repomap import MAP_TOKENS, RepoMap, RepoMapper, render_maps
-from bot.symbols.model import RankedSymbol, SymbolDef
+from bot.symbols.model import RankedSymbol, SymbolDef, SymbolRef
 from bot.text.counting import count_tokens
 from tests.support.fake_symbols import FakeSymbols
 from tests.support.shop import build_shop
@@ -188,3 +188,26 @@ def test_names_with_line_breaks_stay_on_their_line():
     assert "  bad?name.py, ok.py" in lines
     assert "evil??dir/ (1 file)" in lines
     assert all("\n" not in line and "\r" not in line for line in lines)
+
+
+def test_a_map_built_while_the_symbol_table_lags_is_not_kept(make_repo, tmp_path):
+    """The ingest writes the index, then the symbol table (perhaps in another process): a map
+    asked for in between has no key symbols, and must not stay so for the whole commit."""
+    repo = make_repo("shop")
+    build_shop(repo)
+    index = LocalIndex(tmp_path / "index.sqlite")
+    core = Core(Settings(), FileConfig(), index)
+    core.index_repo(str(repo.path), name="shop")
+    (state,) = index.repo_states()
+    table = FakeSymbols(
+        [_definition("shop", "shop/billing.py", "monthly_amount", "function")],
+        [SymbolRef("shop", "shop/webhooks.py", "monthly_amount", 9, "retry", True)],
+    )
+    table.at = {"shop": "0" * 40}  # still at the previous commit
+    mapper = RepoMapper(index, table)
+    assert mapper.map_of(state).top == ()
+    table.at = {"shop": state.commit}  # the writer caught up
+    caught_up = mapper.map_of(state)
+    assert [r.definition.name for r in caught_up.top] == ["monthly_amount"]
+    assert mapper.map_of(state) is caught_up  # final now: kept
+    core.close()

@@ -20,6 +20,8 @@ from bot.store.postgres.schema import MIGRATIONS
 from tests.support.cli import ROOT
 
 TABLES = {"runs", "next_runs", "answers", "votes", "claims", "vectors", "command_hashes"} | {
+    "quota",
+    "ingest_jobs",
     "pc_repos",
     "pc_files",
     "pc_chunks",

@@ -1,10 +1,10 @@
-"""Re-ingest work: one entry for the scheduler, push webhooks and the chat `reindex`.
+"""The ingest line: every ingest of this process runs on it, locked and logged.
 
     line = IngestLine(...)
     future = line.submit([Target("shop", url, "main")], trigger="schedule", quick=True)
     outcomes = future.result()   # [("shop", IngestReport | BotError)]
 
-Jobs run on the line's own threads, never on an answer worker, so a long
+Ingests run on the line's own threads, never on an answer worker, so a long
 reindex cannot hold up questions. Each repository is ingested under its
 cross-process lock (`stores.locks`) and every run is written to the run
 log, whatever triggered it. `index_repo` is the same locked, logged ingest for
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bot.config import FileConfig, Settings
-from bot.errors import BotError
+from bot.errors import BotError, ScopeError
 from bot.index.base import Index
 from bot.ingest.pipeline import IngestOptions, Ingestor, IngestReport, Progress
 from bot.ingest.sources import default_name
@@ -47,7 +47,7 @@ class Target:
 
 
 class IngestLine:
-    """Runs ingests under their repository's lock, logs every run, and queues re-ingest jobs."""
+    """Runs ingests under their repository's lock, on its own threads, and logs every run."""
 
     def __init__(
         self,
@@ -78,6 +78,17 @@ class IngestLine:
         if names is None:
             return [known[name] for name in sorted(known)]
         return [known[name] for name in names if name in known]
+
+    def in_scope(self, repo: str | None, scope: frozenset[str] | None) -> list[Target]:
+        """The targets of a `reindex` of `repo` (None: all) seen from `scope` (None: all);
+        ScopeError for a repository that is unknown or outside the scope."""
+        targets = [t for t in self.targets() if scope is None or t.name in scope]
+        if repo is None:
+            return targets
+        chosen = [t for t in targets if t.name == repo]
+        if not chosen:
+            raise ScopeError(f"There is no repository named {repo!r} here.")
+        return chosen
 
     def submit(
         self,
