@@ -70,8 +70,36 @@ class Database:
         return describe(self._url)
 
     def run(self, op: Callable[[psycopg.Connection[tuple[object, ...]]], T]) -> T:
-        with self.translated(), self._pooled() as conn, conn.transaction():
-            return op(conn)
+        return self._call(op, transaction=True)
+
+    def read(self, op: Callable[[psycopg.Connection[tuple[object, ...]]], T]) -> T:
+        """`op(connection)` outside a transaction (autocommit): a read of one statement is
+        one round trip, and sees one snapshot. `op` must not write (it may run twice)."""
+        return self._call(op, transaction=False)
+
+    def _call(
+        self, op: Callable[[psycopg.Connection[tuple[object, ...]]], T], *, transaction: bool
+    ) -> T:
+        import psycopg
+
+        with self.translated():
+            for attempt in range(POOL_MAX + 1):
+                with self._pooled() as conn:
+                    begun = False
+                    try:
+                        if not transaction:
+                            return op(conn)
+                        with conn.transaction():
+                            begun = True
+                            return op(conn)
+                    except psycopg.OperationalError:
+                        # An idle connection the server dropped (a restart): the pool
+                        # discards it; the call moves to the next one unless a write
+                        # may have reached the server. No check per checkout (a round
+                        # trip per call); every stale connection fails at once.
+                        if begun or not conn.broken or attempt == POOL_MAX:
+                            raise
+        raise AssertionError("unreachable")
 
     @contextmanager
     def _pooled(self) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
@@ -153,8 +181,8 @@ def _open_pool(url: str) -> ConnectionPool[psycopg.Connection[tuple[object, ...]
         min_size=POOL_MIN,
         max_size=POOL_MAX,
         timeout=CONNECT_TIMEOUT,
-        kwargs={"connect_timeout": CONNECT_TIMEOUT},
-        check=ConnectionPool.check_connection,  # a server restart costs no failed call
+        # autocommit: `Database.read` sends its statement alone; `run` sends BEGIN/COMMIT.
+        kwargs={"connect_timeout": CONNECT_TIMEOUT, "autocommit": True},
         open=False,
         name="codecite",
     )

@@ -3,11 +3,13 @@ pinecone_state` keeps in a SQLite file, shared by every process, so a web proces
 answers with the commit the scheduler indexed last.
 
 Tables `pc_repos`, `pc_files`, `pc_chunks`, `pc_df` (document frequencies per
-repository and level) and `pc_pending` (the journal). The same rules as the SQLite
-state: one transaction a call, written after Pinecone accepted the data; term sets
-are packed the same way (`bot.store.pinecone_state`). Reads of several statements
-run in one REPEATABLE READ snapshot, so they never mix two commits. Bulk writes are
-set statements (`= ANY`) and `executemany` (pipelined), not a round trip a row.
+repository and level), `pc_totals` (documents per repository and level, so a query's
+IDF counts no rows) and `pc_pending` (the journal). The same rules as the SQLite
+state: one transaction a write, written after Pinecone accepted the data; term sets
+are packed the same way (`bot.store.pinecone_state`). Every read is one statement
+in autocommit (`Database.read`: one round trip, one snapshot), so it never mixes two
+commits. Bulk writes are set statements (`= ANY`) and `executemany` (pipelined), not
+a round trip a row.
 There is no damaged file to set aside here, so `rebuild_wanted` is always False;
 a database that holds no repository beside a namespace that holds records (a
 deployment moving from the SQLite state file) is refilled from Pinecone by the first
@@ -31,8 +33,7 @@ if TYPE_CHECKING:
 
     Conn = psycopg.Connection[tuple[object, ...]]
 
-_TABLES = ("pc_repos", "pc_files", "pc_chunks", "pc_df", "pc_pending")
-_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"
+_TABLES = ("pc_repos", "pc_files", "pc_chunks", "pc_df", "pc_pending", "pc_totals")
 
 
 def _int(value: object) -> int:
@@ -52,7 +53,7 @@ class PostgresPineconeState:
     # --- reads -------------------------------------------------------------------------
 
     def repo_states(self) -> list[RepoState]:
-        rows = self._db.run(
+        rows = self._db.read(
             lambda c: c.execute(
                 "SELECT name, source, branch, commit_sha, indexed_at, web_url, files, chunks "
                 "FROM pc_repos ORDER BY name"
@@ -61,7 +62,7 @@ class PostgresPineconeState:
         return [_repo_state(r) for r in rows]
 
     def manifest(self, repo: str) -> dict[str, FileEntry]:
-        rows = self._db.run(
+        rows = self._db.read(
             lambda c: c.execute(
                 "SELECT path, blob, language, chunk_ids FROM pc_files WHERE repo = %s "
                 "ORDER BY path",
@@ -75,20 +76,20 @@ class PostgresPineconeState:
 
     def file_chunk_ids(self, repo: str, path: str) -> list[str]:
         def read(c: Conn) -> list[str]:
-            c.execute(_SNAPSHOT)
-            row = c.execute(
-                "SELECT chunk_ids FROM pc_files WHERE repo = %s AND path = %s", (repo, path)
+            row = c.execute(  # one statement: one snapshot
+                "SELECT (SELECT chunk_ids FROM pc_files WHERE repo = %s AND path = %s), "
+                "ARRAY(SELECT id FROM pc_chunks WHERE repo = %s AND path = %s ORDER BY id)",
+                (repo, path, repo, path),
             ).fetchone()
-            rows = c.execute(
-                "SELECT id FROM pc_chunks WHERE repo = %s AND path = %s ORDER BY id", (repo, path)
-            ).fetchall()
-            listed = list(_ids(row[0])) if row is not None else []
-            return list(dict.fromkeys([*listed, *(str(r[0]) for r in rows)]))
+            assert row is not None
+            listed, chunks = row
+            ids = chunks if isinstance(chunks, list) else []
+            return list(dict.fromkeys([*_ids(listed), *(str(i) for i in ids)]))
 
-        return self._db.run(read)
+        return self._db.read(read)
 
     def repo_chunks(self, repo: str) -> dict[str, str]:
-        rows = self._db.run(
+        rows = self._db.read(
             lambda c: c.execute(
                 "SELECT id, path FROM pc_chunks WHERE repo = %s", (repo,)
             ).fetchall()
@@ -96,7 +97,7 @@ class PostgresPineconeState:
         return {str(cid): str(path) for cid, path in rows}
 
     def pending(self, repo: str) -> list[str]:
-        rows = self._db.run(
+        rows = self._db.read(
             lambda c: c.execute("SELECT id FROM pc_pending WHERE repo = %s", (repo,)).fetchall()
         )
         return [str(r[0]) for r in rows]
@@ -104,24 +105,28 @@ class PostgresPineconeState:
     def corpus_stats(
         self, level: str, terms: Sequence[int], repos: frozenset[str] | None
     ) -> CorpusStats:
-        table = "pc_chunks" if level == CHUNK_LEVEL else "pc_files"
         scope = "" if repos is None else " AND repo = ANY(%s)"
         names = [] if repos is None else [sorted(repos)]
+        # One statement (one snapshot): the document count is the row without a term.
+        sql = f"SELECT NULL::bigint, COALESCE(SUM(docs), 0) FROM pc_totals WHERE level = %s{scope}"
+        params: list[object] = [level, *names]
+        if terms:
+            sql += (
+                f" UNION ALL SELECT term, SUM(n) FROM pc_df WHERE level = %s AND term = ANY(%s)"
+                f"{scope} GROUP BY term"
+            )
+            params += [level, list(terms), *names]
 
         def read(c: Conn) -> CorpusStats:
-            c.execute(_SNAPSHOT)
-            docs = c.execute(f"SELECT count(*) FROM {table} WHERE TRUE{scope}", names).fetchone()
-            df: dict[int, int] = {}
-            if terms:
-                rows = c.execute(
-                    f"SELECT term, SUM(n) FROM pc_df WHERE level = %s AND term = ANY(%s){scope} "
-                    "GROUP BY term",
-                    [level, list(terms), *names],
-                )
-                df = {_int(t): _int(n) for t, n in rows}
-            return CorpusStats(_int(docs[0]) if docs else 0, df)
+            docs, df = 0, {}
+            for term, n in c.execute(sql, params):
+                if term is None:
+                    docs = _int(n)
+                else:
+                    df[_int(term)] = _int(n)
+            return CorpusStats(docs, df)
 
-        return self._db.run(read)
+        return self._db.read(read)
 
     def counts(self) -> Counts:
         def read(c: Conn) -> Counts:
@@ -133,7 +138,7 @@ class PostgresPineconeState:
             assert row is not None
             return Counts(*(_int(v) for v in row))
 
-        return self._db.run(read)
+        return self._db.read(read)
 
     def record_count(self) -> int:
         c = self.counts()
@@ -167,21 +172,27 @@ class PostgresPineconeState:
         def write(c: Conn) -> None:
             chunk_delta: Counter[int] = Counter()
             file_delta: Counter[int] = Counter()
+            docs: Counter[tuple[str, str]] = Counter()  # documents added per (repo, level)
             if gone:
-                for (terms,) in c.execute(
-                    "DELETE FROM pc_chunks WHERE id = ANY(%s) RETURNING terms", (gone,)
+                for owner, terms in c.execute(
+                    "DELETE FROM pc_chunks WHERE id = ANY(%s) RETURNING repo, terms", (gone,)
                 ):
                     chunk_delta.subtract(unpack_terms(_bytes(terms)))
-            _add_chunks(c, chunks, chunk_delta)
+                    docs[str(owner), CHUNK_LEVEL] -= 1
+            _add_chunks(c, chunks, chunk_delta, docs)
             if paths:
                 for (terms,) in c.execute(
                     "DELETE FROM pc_files WHERE repo = %s AND path = ANY(%s) RETURNING terms",
                     (repo, paths),
                 ):
                     file_delta.subtract(unpack_terms(_bytes(terms)))
+                    docs[repo, FILE_LEVEL] -= 1
             _add_files(c, files, file_delta)
+            for row in files:
+                docs[row.repo, FILE_LEVEL] += 1
             _apply_df(c, repo, CHUNK_LEVEL, chunk_delta)
             _apply_df(c, repo, FILE_LEVEL, file_delta)
+            _apply_totals(c, docs)
             c.execute("DELETE FROM pc_pending WHERE repo = %s", (repo,))
             _put_repo(c, state)
 
@@ -209,6 +220,11 @@ class PostgresPineconeState:
             _add_files(c, files, None)
             for (repo, level), delta in deltas.items():
                 _apply_df(c, repo, level, delta)
+            for table, level in (("pc_chunks", CHUNK_LEVEL), ("pc_files", FILE_LEVEL)):
+                c.execute(
+                    f"INSERT INTO pc_totals SELECT repo, %s, count(*) FROM {table} GROUP BY repo",
+                    (level,),
+                )
             for s in states:
                 _put_repo(c, s)
 
@@ -224,7 +240,12 @@ def _ids(value: object) -> tuple[str, ...]:
     return tuple(str(i) for i in value) if isinstance(value, list) else ()
 
 
-def _add_chunks(c: Conn, chunks: Sequence[ChunkRow], delta: Counter[int] | None) -> None:
+def _add_chunks(
+    c: Conn,
+    chunks: Sequence[ChunkRow],
+    delta: Counter[int] | None,
+    docs: Counter[tuple[str, str]] | None = None,
+) -> None:
     if not chunks:
         return
     if delta is not None:  # only chunks new to the state count towards frequencies
@@ -238,6 +259,8 @@ def _add_chunks(c: Conn, chunks: Sequence[ChunkRow], delta: Counter[int] | None)
             if chunk.id not in known:
                 delta.update(set(chunk.terms))
                 known.add(chunk.id)
+                if docs is not None:
+                    docs[chunk.repo, CHUNK_LEVEL] += 1
     c.cursor().executemany(
         "INSERT INTO pc_chunks (id, repo, path, dense, terms) VALUES (%s, %s, %s, %s, %s) "
         "ON CONFLICT (id) DO UPDATE SET dense = excluded.dense",
@@ -273,6 +296,16 @@ def _apply_df(c: Conn, repo: str, level: str, delta: Counter[int]) -> None:
         changes,
     )
     c.execute("DELETE FROM pc_df WHERE repo = %s AND level = %s AND n <= 0", (repo, level))
+
+
+def _apply_totals(c: Conn, docs: Counter[tuple[str, str]]) -> None:
+    changes = [(repo, level, n) for (repo, level), n in docs.items() if n]
+    if changes:
+        c.cursor().executemany(
+            "INSERT INTO pc_totals (repo, level, docs) VALUES (%s, %s, %s) "
+            "ON CONFLICT (repo, level) DO UPDATE SET docs = pc_totals.docs + excluded.docs",
+            changes,
+        )
 
 
 def _put_repo(c: Conn, s: RepoState) -> None:

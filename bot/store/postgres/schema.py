@@ -127,4 +127,23 @@ MIGRATIONS: dict[int, tuple[str, tuple[str, ...]]] = {
             "CREATE INDEX ingest_jobs_finished ON ingest_jobs (finished_at)",
         ),
     ),
+    6: (
+        "symbol definitions without a per-row foreign key check; Pinecone state totals, df by term",
+        (
+            # One RI trigger check per definition made an ingest twice SQLite's time;
+            # `PostgresSymbols.apply`/`remove_repo` delete a file's definitions with it.
+            "ALTER TABLE sym_defs DROP CONSTRAINT IF EXISTS sym_defs_fid_fkey",
+            # Document frequencies over every repository (a query's IDF without a scope):
+            # the primary key leads with the repository, so this was a scan of pc_df.
+            "CREATE INDEX pc_df_by_term ON pc_df (level, term) INCLUDE (n)",
+            # Documents per repository and level, kept by every write of the state: a
+            # query's document count without a count(*) over pc_chunks/pc_files.
+            """CREATE TABLE pc_totals (
+                repo TEXT NOT NULL, level TEXT NOT NULL, docs BIGINT NOT NULL,
+                PRIMARY KEY (repo, level)
+            )""",
+            "INSERT INTO pc_totals SELECT repo, 'chunk', count(*) FROM pc_chunks GROUP BY repo",
+            "INSERT INTO pc_totals SELECT repo, 'file', count(*) FROM pc_files GROUP BY repo",
+        ),
+    ),
 }

@@ -75,3 +75,47 @@ def test_references_across_many_files_match_sqlite_at_every_limit(
     finally:
         postgres.close()
         sqlite.close()
+
+
+def _definition_rows(url: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT count(*) FROM sym_defs").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_a_files_definitions_go_with_it_without_a_foreign_key(
+    database_url: str, tmp_path: Path
+) -> None:
+    """Schema version 6 dropped sym_defs' foreign key (one check per definition doubled an
+    ingest); the writer deletes a file's definitions itself, so none are left behind."""
+    import psycopg
+
+    home = tmp_path / "home"
+    use_database(home, database_url)
+    stores = open_kind("postgres", home)
+    two = FileSymbols(
+        (Definition("a", "a", "function", 1, 3), Definition("b", "b", "function", 4, 6)), ()
+    )
+    try:
+        stores.symbols.apply("api", [("a.py", "b1", two), ("b.py", "b2", file_with("beta"))])
+        stores.symbols.apply("web", [("a.py", "b3", file_with("alpha"))])
+        assert _definition_rows(database_url) == 4
+        stores.symbols.apply("api", [("a.py", "b4", file_with("gamma"))])  # replaced: 2 -> 1
+        assert _definition_rows(database_url) == 3
+        stores.symbols.apply("api", [], removed=["b.py"])
+        assert _definition_rows(database_url) == 2
+        assert [d.name for d in stores.symbols.definitions("gamma", repos=None)] == ["gamma"]
+        stores.symbols.remove_repo("api")
+        assert _definition_rows(database_url) == 1  # web's stays
+        assert stores.symbols.stats("web") == (1, 0)
+        with psycopg.connect(database_url) as conn:
+            keys = conn.execute(
+                "SELECT count(*) FROM pg_constraint WHERE conrelid = 'sym_defs'::regclass "
+                "AND contype = 'f'"
+            ).fetchone()
+        assert keys == (0,)
+    finally:
+        stores.close()
