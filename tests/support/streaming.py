@@ -39,20 +39,24 @@ def each_char(text: str) -> list[str]:
 
 
 def run_on_pty(
-    home: Path, *args: str, env: dict[str, str], timeout: float = 60.0
+    home: Path, *args: str, env: dict[str, str], stdin: str = "", timeout: float = 60.0
 ) -> list[tuple[float, bytes]]:
-    """Run `codecite` with its stdout on a pseudo-terminal; the output as (time, bytes) reads."""
+    """Run `codecite` with its stdout on a pseudo-terminal (stdin piped from `stdin`);
+    the output as (time, bytes) reads."""
     controller, terminal = pty.openpty()
     full_env = {**os.environ, **env, "CODECITE_HOME": str(home), "COLUMNS": "120"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "adapters.cli.main", *args],
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.PIPE,
         stdout=terminal,
         stderr=subprocess.PIPE,
         env=full_env,
         cwd=ROOT,
     )
     os.close(terminal)
+    assert proc.stdin is not None
+    proc.stdin.write(stdin.encode())
+    proc.stdin.close()
     reads: list[tuple[float, bytes]] = []
     deadline = time.monotonic() + timeout
     try:
