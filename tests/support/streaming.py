@@ -22,13 +22,13 @@ from tests.support.gitrepo import GitRepo
 KEY = "sk-test-stream-0123456789"
 
 
-def streaming_core(fake: FakeOpenAI, repo: GitRepo) -> Core:
+def streaming_core(fake: FakeOpenAI, repo: GitRepo, config: FileConfig | None = None) -> Core:
     """A Core over `repo` (indexed lexically) whose model is OpenAIChat on `fake`."""
     settings = Settings(
         OPENAI_API_KEY=KEY, OPENAI_BASE_URL=fake.base_url, CODECITE_EMBED_MODEL="none"
     )
     chat = OpenAIChat(settings.chat_model, api_key=KEY, base_url=fake.base_url, max_retries=0)
-    core = Core(settings, FileConfig(), make_index(settings), llm=chat)
+    core = Core(settings, config or FileConfig(), make_index(settings), llm=chat)
     core.index_repo(str(repo.path), name="shop")
     return core
 

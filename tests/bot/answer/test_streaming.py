@@ -11,7 +11,10 @@ import pytest
 
 from bot.answer.safety import ZWSP
 from bot.answer.streaming import CUT_OFF, AnswerStream, SafeRelease, stable_cut
+from bot.config import FileConfig, LimitsConfig
+from bot.context import Context
 from bot.core import CLI, Core
+from bot.errors import RateLimited
 from bot.models import Answer
 from tests.servers.openai_fake import FakeOpenAI
 from tests.support.gitrepo import GitRepo
@@ -197,3 +200,15 @@ def test_without_a_model_the_answer_is_one_piece(make_repo) -> None:
     pieces = list(stream)
     assert pieces == [stream.answer.text]
     assert stream.answer.mode == "extractive" and stream.answer.answer_id
+
+
+def test_a_streamed_answer_counts_once_against_the_limits(fake: FakeOpenAI, make_repo) -> None:
+    repo: GitRepo = make_repo("shop")
+    build_shop(repo)
+    core = streaming_core(fake, repo, FileConfig(limits=LimitsConfig(per_user_per_minute=2)))
+    asker = Context(platform="slack", user="U1", channel="C1", guild="T1")
+    for _ in range(2):
+        stream = core.ask_stream(QUESTION, asker)
+        assert "".join(stream) == stream.answer.text and stream.answer.answer_id
+    with pytest.raises(RateLimited):
+        core.ask_stream(QUESTION, asker)
