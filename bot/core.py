@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from bot import commands
 from bot.answer.compose import Composer
+from bot.answer.streaming import AnswerStream
 from bot.commands import PLAIN, Command, CommandResult, Syntax
 from bot.config import ChannelConfig, FileConfig, Settings, load_file_config, load_settings
 from bot.context import CLI, Context
@@ -211,20 +212,32 @@ class Core:
         *,
         repos: frozenset[str] | None = None,
     ) -> Answer:
-        """Answer within ctx's scope, optionally narrowed to `repos` (which must lie inside it).
-
-        The answer is recorded for 👍/👎 feedback; its `answer_id` is "" when it could not be.
-        """
-        question = Question(
-            text=validated(text, self._config.limits.max_question_chars),
-            scope=narrowed(scope_for(self._config, ctx), repos),
-            conversation=tuple(conversation),
-            user=ctx.user,
-            channel=ctx.channel,
-        )
-        self._limiter.check(ctx)  # after validation and scope: a refusal costs no quota
+        """Answer within ctx's scope, narrowed to `repos` (inside it); recorded for 👍/👎."""
+        question = self._question(text, ctx, conversation, repos)
         answer = self.answer(question)
         return replace(answer, answer_id=self._record(ctx, question.text, answer))
+
+    def ask_stream(
+        self,
+        text: str,
+        ctx: Context,
+        conversation: Sequence[Turn] = (),
+        *,
+        repos: frozenset[str] | None = None,
+    ) -> AnswerStream:
+        """As `ask`, its text in safe pieces as the model writes it; then `.answer`, recorded."""
+        question = self._question(text, ctx, conversation, repos)
+        stream = self._composer.answer_stream(question, self._states(question.scope))
+        return stream.then(lambda a: replace(a, answer_id=self._record(ctx, question.text, a)))
+
+    def _question(
+        self, text: str, ctx: Context, turns: Sequence[Turn], repos: frozenset[str] | None
+    ) -> Question:
+        limit = self._config.limits.max_question_chars
+        scope = narrowed(scope_for(self._config, ctx), repos)
+        question = Question(validated(text, limit), scope, tuple(turns), ctx.user, ctx.channel)
+        self._limiter.check(ctx)  # after validation and scope: a refusal costs no quota
+        return question
 
     def answer(self, question: Question) -> Answer:
         """Answer a question whose scope is already decided (benchmarks, evaluation)."""

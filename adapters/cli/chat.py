@@ -12,7 +12,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.markup import escape
 
-from adapters.cli.render import print_answer
+from adapters.cli.render import print_answer, print_streamed
 from adapters.common.errors import user_facing
 from bot.commands import ASK, REINDEX, Syntax, command_list, parse
 from bot.core import CLI, Core
@@ -61,14 +61,13 @@ def run_chat(
         if not interactive:
             console.print(f"[bold cyan]you>[/bold cyan] {text}", highlight=False)
         try:
-            answer = core.ask(text, CLI, history, repos=scope)
+            answer = print_streamed(console, core.ask_stream(text, CLI, history, repos=scope))
         except BotError as exc:
             console.print(f"[red]{exc.user_message}[/red]", highlight=False)
             continue
         except Exception as exc:  # noqa: BLE001 - the chat survives any one failed question
             console.print(f"[red]{user_facing(exc)}[/red]", highlight=False)
             continue
-        print_answer(console, answer)
         history = [*history, Turn("user", text), Turn("assistant", answer.text)][-MAX_TURNS:]
 
 

@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
 
+from bot.answer.streaming import AnswerStream
 from bot.ingest.pipeline import IngestReport
 from bot.llm.pricing import describe_cost
 from bot.models import Answer
@@ -13,6 +14,25 @@ from bot.models import Answer
 
 def print_answer(console: Console, answer: Answer, *, details: bool = True) -> None:
     console.print(Markdown(answer.text))
+    print_footer(console, answer, details=details)
+
+
+def print_streamed(console: Console, stream: AnswerStream) -> Answer:
+    """Plain text pieces as the model writes them, then the footer; the whole answer at
+    once (as markdown) when the output is not a terminal."""
+    if not console.is_terminal:
+        print_answer(console, stream.answer)
+        return stream.answer
+    for piece in stream:
+        console.file.write(piece)  # as written: rich would re-wrap and restyle each piece
+        console.file.flush()
+    console.file.write("\n")
+    print_footer(console, stream.answer)
+    return stream.answer
+
+
+def print_footer(console: Console, answer: Answer, *, details: bool = True) -> None:
+    """Sources, freshness and (with `details`) mode, time and tokens."""
     if answer.citations:
         console.print()
         console.print("[bold]Sources[/bold]")

@@ -8,17 +8,20 @@ against the retrieved sources only. Every text is made safe before it leaves.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from bot.answer.citations import resolve_citations
 from bot.answer.extractive import extractive_answer
 from bot.answer.permalinks import Permalinker
 from bot.answer.prompts import NOT_ANSWERED, build_messages
 from bot.answer.safety import make_safe
+from bot.answer.streaming import AnswerStream, ended
 from bot.answer.symbol_answer import facts_block, map_answer, missing_note, symbol_answer
-from bot.llm.chat import LLM
+from bot.llm.chat import LLM, Completion, Message
 from bot.models import Answer, AnswerMode, Citation, Freshness, Question, RepoState, Usage
 from bot.retrieval.prune import Pruner
-from bot.retrieval.retriever import Retrieval, Retriever
+from bot.retrieval.retriever import Retrieval, Retriever, Source
+from bot.text.counting import count_tokens
 
 FOLLOW_UP_CHARS = 200  # a question shorter than this may lean on the previous one
 PREVIOUS_CHARS = 500  # how much of the previous question is searched along
@@ -43,11 +46,69 @@ class Composer:
     def answer(self, question: Question, states: dict[str, RepoState]) -> Answer:
         """`states`: the indexed repositories in the question's scope (all when unscoped)."""
         started = time.perf_counter()
-        repos = None if question.scope is None else frozenset(states)
-        retrieval = self.retriever.retrieve(retrieval_text(question), repos)
+        retrieval = self._retrieve(question, states)
         answered_at = time.perf_counter()
         link = Permalinker(states)
         text, citations, mode, usage = self._composed(question, retrieval, link)
+        return self._finished(
+            text, citations, mode, usage, retrieval, states, (started, answered_at)
+        )
+
+    def answer_stream(self, question: Question, states: dict[str, RepoState]) -> AnswerStream:
+        """As `answer`, the model's text released in safe pieces as it is written.
+
+        Without a model (or with nothing to send it) the whole answer is one piece.
+        A stream that fails to start raises ServiceError as `answer` does.
+        """
+        started = time.perf_counter()
+        retrieval = self._retrieve(question, states)
+        answered_at = time.perf_counter()
+        link = Permalinker(states)
+        exact = retrieval.symbols is not None and retrieval.symbols.answerable
+        if self.llm is None or not (retrieval.sources or exact):
+            text, citations, mode, usage = self._composed(question, retrieval, link)
+            clock = (started, answered_at)
+            return AnswerStream.whole(
+                self._finished(text, citations, mode, usage, retrieval, states, clock)
+            )
+        sources, messages, usage = self._model_input(question, retrieval)
+        pieces = self.llm.stream(messages, max_tokens=self.max_tokens)
+        source_text = "\n".join(s.text for s in retrieval.sources)
+
+        def render(raw: str) -> str:
+            text, citations = resolve_citations(raw, sources, link)
+            return make_safe(text, [c.url for c in citations], source_text)
+
+        def finish(raw: str, cut_off: bool) -> Answer:
+            text, citations = resolve_citations(raw, sources, link)
+            completion = getattr(pieces, "completion", None)
+            if isinstance(completion, Completion) and not cut_off:
+                used = Usage(completion.prompt_tokens, completion.completion_tokens)
+            else:  # broken, or a stream that reports nothing: estimated
+                used = Usage(0, count_tokens(raw))
+            answer = self._finished(
+                text, citations, "llm", usage + used, retrieval, states, (started, answered_at)
+            )
+            return replace(answer, text=ended(answer.text, cut_off))
+
+        return AnswerStream.of_model(pieces, render, finish)
+
+    def _retrieve(self, question: Question, states: dict[str, RepoState]) -> Retrieval:
+        repos = None if question.scope is None else frozenset(states)
+        return self.retriever.retrieve(retrieval_text(question), repos)
+
+    def _finished(
+        self,
+        text: str,
+        citations: tuple[Citation, ...],
+        mode: AnswerMode,
+        usage: Usage,
+        retrieval: Retrieval,
+        states: dict[str, RepoState],
+        clock: tuple[float, float],
+    ) -> Answer:
+        """The safe answer with its freshness and timings; `clock`: (started, answering from)."""
+        started, answered_at = clock
         text = make_safe(
             text,
             [c.url for c in citations],
@@ -84,17 +145,23 @@ class Composer:
             terms = (*retrieval.analysis.terms, *retrieval.analysis.exact_terms)
             text, citations = extractive_answer(terms, retrieval.sources, link)
             return _noted(missing_note(facts), text), citations, "extractive", usage
-        sources = retrieval.sources
-        if self.pruner is not None:
-            sources, prune_usage = self.pruner.prune(question.text, sources)
-            usage = usage + prune_usage
-        messages = build_messages(
-            question.text, sources, question.conversation, facts=facts_block(facts, sources)
-        )
+        sources, messages, usage = self._model_input(question, retrieval)
         completion = self.llm.complete(messages, max_tokens=self.max_tokens)
         text, citations = resolve_citations(completion.text, sources, link)
         usage = usage + Usage(completion.prompt_tokens, completion.completion_tokens)
         return text, citations, "llm", usage
+
+    def _model_input(
+        self, question: Question, retrieval: Retrieval
+    ) -> tuple[list[Source], list[Message], Usage]:
+        """The (pruned) sources the model sees, its messages, and the usage so far."""
+        usage, sources = retrieval.usage, retrieval.sources
+        if self.pruner is not None:
+            sources, prune_usage = self.pruner.prune(question.text, sources)
+            usage = usage + prune_usage
+        facts = facts_block(retrieval.symbols, sources)
+        messages = build_messages(question.text, sources, question.conversation, facts=facts)
+        return sources, messages, usage
 
     def repo_map(self, states: dict[str, RepoState]) -> Answer:
         """The map of these repositories: directory tree and key symbols."""

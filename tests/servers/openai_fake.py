@@ -14,7 +14,10 @@ with `api_key=` set, any other token does too.
 Fault knobs apply to the next requests in arrival order, whatever their path:
 `fail_next` (429/500/503 with optional Retry-After), `delay_next` (a long delay
 is a hang; `stop()` cuts it short), `drop_next` (close without answering),
-`break_stream_next` (cut an SSE stream after some chunks). `gate(n)` holds
+`break_stream_next` (cut an SSE stream after some chunks), `hold_stream_next`
+(pause a stream after some chunks until released). Streams are shaped by
+`stream_split` (text -> content deltas) and `stream_interval` (seconds before
+each chunk after the first: a rate). `gate(n)` holds
 requests until n are in flight at once, which proves concurrency without
 timing assertions. `requests` records every request (path, lower-cased
 headers, parsed JSON body, status; -1 when the connection was cut);
@@ -103,6 +106,10 @@ class FakeOpenAI:
         self.models = models  # None: any model name is accepted
         self.chat_reply: Callable[[dict[str, Any]], str] = default_chat_reply
         self.unsupported_params: set[str] = set()
+        # Streaming shape: how the reply is cut into content deltas, and the pause before each.
+        self.stream_split: Callable[[str], list[str]] | None = None
+        self.stream_interval = 0.0
+        self._stream_holds: deque[tuple[int, threading.Event]] = deque()
         self.embedding_inputs = 0
         self.embedding_calls = 0
         self.in_flight_peak = 0
@@ -187,6 +194,18 @@ class FakeOpenAI:
         """The next streamed answer stops after `after_chunks` SSE chunks (no [DONE])."""
         with self._lock:
             self._faults.append(_Fault("break", after_chunks=after_chunks))
+
+    def hold_stream_next(self, after_chunks: int) -> threading.Event:
+        """The next streamed answer pauses after `after_chunks` SSE chunks until the returned
+        event is set (or the fake stops): what was sent so far has reached the client."""
+        release = threading.Event()
+        with self._lock:
+            self._stream_holds.append((after_chunks, release))
+        return release
+
+    def _next_hold(self) -> tuple[int, threading.Event] | None:
+        with self._lock:
+            return self._stream_holds.popleft() if self._stream_holds else None
 
     def gate(self, in_flight: int) -> None:
         """Hold each request until `in_flight` requests are being handled at once (5 s cap)."""
@@ -391,7 +410,8 @@ class _Handler(BaseHTTPRequestHandler):
             reply = self.fake.chat_reply(body)
             if body.get("stream"):
                 limit = fault.after_chunks if fault is not None else None
-                return self._send_sse(chat_chunks(body, reply, index), limit)
+                chunks = chat_chunks(body, reply, index, split=self.fake.stream_split)
+                return self._send_sse(chunks, limit)
             return self._send_json(200, chat_completion(body, reply, index))
         if method == "POST" and path == "/v1/embeddings":
             tokens = validate_embeddings(
@@ -427,7 +447,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Cache-Control", "no-cache")
         self.end_headers()
+        hold = self.fake._next_hold()
         for n, chunk in enumerate(chunks):
+            if hold is not None and n == hold[0]:
+                while not hold[1].wait(0.05) and not self.fake._stopping.is_set():
+                    pass
+            if n and self.fake.stream_interval:
+                self.fake._stopping.wait(self.fake.stream_interval)
             if break_after is not None and n >= break_after:
                 self.close_connection = True
                 self._mark(-1)

@@ -21,7 +21,7 @@ import base64
 import hashlib
 import math
 import re
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 import numpy as np
@@ -264,8 +264,15 @@ def chat_completion(body: dict[str, Any], reply: str, request_no: int) -> dict[s
     }
 
 
-def chat_chunks(body: dict[str, Any], reply: str, request_no: int) -> Iterator[dict[str, Any]]:
-    """The SSE chunk objects for a streamed answer, usage last when asked for."""
+def chat_chunks(
+    body: dict[str, Any],
+    reply: str,
+    request_no: int,
+    split: Callable[[str], list[str]] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """The SSE chunk objects for a streamed answer, usage last when asked for.
+
+    `split` cuts the text into content deltas (default: a word and its spaces each)."""
     text, finish, prompt, completion = _shape_reply(body, reply)
     include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
     base = {
@@ -276,7 +283,8 @@ def chat_chunks(body: dict[str, Any], reply: str, request_no: int) -> Iterator[d
     }
     extra = {"usage": None} if include_usage else {}
     pieces = [{"role": "assistant", "content": ""}]
-    pieces += [{"content": p} for p in re.findall(r"\S+\s*|\s+", text)]
+    parts = split(text) if split is not None else re.findall(r"\S+\s*|\s+", text)
+    pieces += [{"content": p} for p in parts if p]
     for delta in pieces:
         yield {**base, **extra, "choices": [_choice(delta, None)]}
     yield {**base, **extra, "choices": [_choice({}, finish)]}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -277,3 +278,22 @@ def test_chat_reply_errors_become_500_and_are_kept(fake: FakeOpenAI) -> None:
     fake.chat_reply = broken
     assert post(fake, "/chat/completions", CHAT)[0] == 500
     assert isinstance(fake.errors[0], RuntimeError)
+
+
+def test_stream_split_rate_and_hold(client: openai.OpenAI, fake: FakeOpenAI) -> None:
+    fake.chat_reply = lambda body: "abcdef"
+    fake.stream_split = lambda text: [text[:2], text[2:3], text[3:]]
+    fake.stream_interval = 0.05
+    release = fake.hold_stream_next(after_chunks=2)  # the role chunk and "ab"
+    stream = client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "x"}], stream=True
+    )
+    chunks = iter(stream)
+    contents = [next(chunks).choices[0].delta.content, next(chunks).choices[0].delta.content]
+    assert contents == ["", "ab"]
+    assert not release.is_set()  # the client has "ab" while the fake still holds the rest
+    release.set()
+    started = time.monotonic()
+    rest = [c.choices[0].delta.content for c in chunks if c.choices]
+    assert rest[:2] == ["c", "def"]
+    assert time.monotonic() - started >= 0.1  # at least two paced chunks followed

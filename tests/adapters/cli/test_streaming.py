@@ -1,0 +1,100 @@
+"""`codecite ask` and `codecite chat` print the answer as it is written on a terminal,
+and the whole answer at once when piped; the model is the fake OpenAI server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.servers.openai_fake import FakeOpenAI
+from tests.support.cli import run_cli
+from tests.support.gitrepo import GitRepo
+from tests.support.shop import build_shop
+from tests.support.streaming import KEY, run_on_pty
+
+QUESTION = "how are failed webhook deliveries retried with backoff?"
+ANSWER = "Failed deliveries are retried with exponential backoff [1] " * 4 + "until they give up."
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as server:
+        server.chat_reply = lambda body: ANSWER
+        yield server
+
+
+@pytest.fixture
+def env(fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    values = {
+        "OPENAI_API_KEY": KEY,
+        "OPENAI_BASE_URL": fake.base_url,
+        "CODECITE_EMBED_MODEL": "none",
+    }
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)  # run_cli passes the environment on
+    return values
+
+
+@pytest.fixture
+def home(tmp_path: Path, make_repo, env: dict[str, str]) -> Path:
+    repo: GitRepo = make_repo("shop")
+    build_shop(repo)
+    home = tmp_path / "home"
+    result = run_cli(home, "index", str(repo.path))
+    assert result.returncode == 0, result.stderr
+    return home
+
+
+def text_by(reads: list[tuple[float, bytes]], needle: str) -> float:
+    """When `needle` had been printed: the time of the read that completed it."""
+    seen = b""
+    for at, data in reads:
+        seen += data
+        if needle.encode() in seen:
+            return at
+    raise AssertionError(f"{needle!r} never printed; got {seen.decode(errors='replace')!r}")
+
+
+@pytest.mark.parametrize(("args", "stdin"), [(("ask", QUESTION), ""), (("chat",), QUESTION + "\n")])
+def test_a_terminal_sees_the_answer_as_it_is_written(
+    home: Path, env: dict[str, str], fake: FakeOpenAI, args: tuple[str, ...], stdin: str
+) -> None:
+    fake.stream_interval = 0.04  # about 40 chunks: the whole answer takes 1.5 s or more
+    reads = run_on_pty(home, *args, env=env, stdin=stdin)
+    first = text_by(reads, "Failed deliveries")
+    last = text_by(reads, "until they give up.")
+    footer = text_by(reads, "Sources")
+    assert last - first > 0.5, "the answer came out all at once"
+    assert footer >= last
+    printed = b"".join(data for _, data in reads).decode()
+    assert printed.count("until they give up.") == 1
+    assert "shop/webhooks.py" in printed
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin"), [(("ask", QUESTION), None), (("chat",), QUESTION + "\n")]
+)
+def test_piped_output_is_the_whole_answer_once(
+    home: Path, fake: FakeOpenAI, args: tuple[str, ...], stdin: str | None
+) -> None:
+    fake.stream_interval = 0.01
+    result = run_cli(home, *args, stdin=stdin)
+    assert result.returncode == 0, result.stderr
+    words = " ".join(result.stdout.split())  # markdown is wrapped to the width
+    assert words.count("until they give up.") == 1
+    assert words.count("Failed deliveries are retried") == 4
+    assert "Sources" in result.stdout and "shop/webhooks.py" in result.stdout
+    assert "\x1b[" not in result.stdout  # no terminal control codes in a pipe
+
+
+def test_a_broken_stream_on_a_terminal_ends_with_one_sentence(
+    home: Path, env: dict[str, str], fake: FakeOpenAI
+) -> None:
+    fake.break_stream_next(after_chunks=10)
+    reads = run_on_pty(home, "ask", QUESTION, env=env)
+    printed = b"".join(data for _, data in reads).decode()
+    assert "Failed deliveries" in printed
+    assert printed.count("The answer was cut off; ask again.") == 1
+    assert "Traceback" not in printed
