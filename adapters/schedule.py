@@ -15,7 +15,7 @@ configured repositories the index holds nothing of are indexed right away, in th
 background, without waiting for the first interval: that run is recorded and
 logged as "boot". Repositories already indexed get their quick check at once, as
 do repositories added to codecite.toml later. Being the job's own run, it keeps
-the job's guarantees (one at a time, a push meanwhile coalesced into it).
+the job's guarantees (one at a time, missed runs coalesced into it).
 """
 
 from __future__ import annotations
@@ -195,7 +195,8 @@ class IngestScheduler:
         return None
 
     def trigger_now(self, name: str) -> bool:
-        """Run a repository's scheduled job as soon as possible. False if unknown."""
+        """Run a repository's scheduled job as soon as possible (pushes record jobs instead:
+        `bot.jobs`). False if unknown."""
         job = self.scheduler.get_job(JOB_PREFIX + name)
         if job is None:
             return False

@@ -81,7 +81,7 @@ def test_refusals_come_at_once_not_from_the_line(core: Core) -> None:
         core.reindex("nope", ADMIN)
 
 
-def test_scheduled_and_pushed_runs_use_the_same_line(
+def test_scheduled_forwarded_and_chat_runs_use_the_same_line(
     core: Core, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     runs = spy_on_runs(core, monkeypatch)
@@ -92,7 +92,7 @@ def test_scheduled_and_pushed_runs_use_the_same_line(
     sched.start()
     try:
         wait_for(lambda: done.count(JOB_PREFIX + "shop") == 1)
-        assert sched.trigger_now("shop")  # what a signed push webhook does
+        assert sched.trigger_now("shop")  # the scheduled job, brought forward
         wait_for(lambda: done.count(JOB_PREFIX + "shop") == 2)
     finally:
         sched.shutdown()

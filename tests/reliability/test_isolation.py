@@ -94,7 +94,7 @@ class Scheduled:
         return self.wait(names, 1)
 
     def trigger(self, names: set[str]) -> dict[str, Any]:
-        """Run these repositories' jobs now (as a push webhook does) and wait for them."""
+        """Bring these repositories' scheduled jobs forward and wait for them."""
         counts = {name: len(self.runs.get(name, [])) for name in names}
         for name in names:
             assert self.sched.trigger_now(name)
