@@ -173,6 +173,8 @@ class Settings(BaseSettings):
     ] = 0.5
     hyde: Annotated[bool, Field(validation_alias=_env("CODECITE_HYDE"))] = False
     prune: Annotated[bool, Field(validation_alias=_env("CODECITE_PRUNE"))] = False
+    # Chat adapters show a model's answer as it is written; off: posted once, complete.
+    stream_answers: Annotated[bool, Field(validation_alias=_env("CODECITE_STREAM"))] = True
     prune_model: Annotated[str, Field(validation_alias=_env("CODECITE_PRUNE_MODEL"))] = (
         DEFAULT_CHAT_MODEL
     )
