@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
 
+from adapters.cli.status import StatusLine
 from bot.answer.streaming import AnswerStream
 from bot.ingest.pipeline import IngestReport
 from bot.llm.pricing import describe_cost
@@ -17,15 +18,21 @@ def print_answer(console: Console, answer: Answer, *, details: bool = True) -> N
     print_footer(console, answer, details=details)
 
 
-def print_streamed(console: Console, stream: AnswerStream) -> Answer:
+def print_streamed(
+    console: Console, stream: AnswerStream, status: StatusLine | None = None
+) -> Answer:
     """Plain text pieces as the model writes them, then the footer; the whole answer at
-    once (as markdown) when the output is not a terminal."""
+    once (as markdown) when the output is not a terminal. The answer replaces `status`."""
     if not console.is_terminal:
         print_answer(console, stream.answer)
         return stream.answer
     for piece in stream:
+        if status is not None:
+            status.clear()
         console.file.write(piece)  # as written: rich would re-wrap and restyle each piece
         console.file.flush()
+    if status is not None:
+        status.clear()  # an answer with no text at all
     console.file.write("\n")
     print_footer(console, stream.answer)
     return stream.answer
