@@ -64,7 +64,7 @@ def run_chat(
         try:
             with StatusLine(console) as status:
                 stream = core.ask_stream(text, CLI, history, repos=scope, progress=status)
-                answer = print_streamed(console, stream, status)
+                answer = print_streamed(console, stream, status, live=core.settings.stream_answers)
         except BotError as exc:
             console.print(f"[red]{exc.user_message}[/red]", highlight=False)
             continue

@@ -131,7 +131,7 @@ def cmd_index(core: Core, args: argparse.Namespace, console: Console) -> int:
 def cmd_ask(core: Core, args: argparse.Namespace, console: Console) -> int:
     with StatusLine(console) as status:
         stream = core.ask_stream(args.question, CLI, repos=_scope(args), progress=status)
-        print_streamed(console, stream, status)
+        print_streamed(console, stream, status, live=core.settings.stream_answers)
     return 0
 
 

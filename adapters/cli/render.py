@@ -19,13 +19,17 @@ def print_answer(console: Console, answer: Answer, *, details: bool = True) -> N
 
 
 def print_streamed(
-    console: Console, stream: AnswerStream, status: StatusLine | None = None
+    console: Console, stream: AnswerStream, status: StatusLine | None = None, *, live: bool = True
 ) -> Answer:
     """Plain text pieces as the model writes them, then the footer; the whole answer at
-    once (as markdown) when the output is not a terminal. The answer replaces `status`."""
-    if not console.is_terminal:
-        print_answer(console, stream.answer)
-        return stream.answer
+    once (as markdown) when the output is not a terminal or not `live` (CODECITE_STREAM
+    off). The answer replaces `status`."""
+    if not (console.is_terminal and live):
+        answer = stream.answer  # the status stays up while the model writes
+        if status is not None:
+            status.clear()
+        print_answer(console, answer)
+        return answer
     for piece in stream:
         if status is not None:
             status.clear()

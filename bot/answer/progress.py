@@ -10,6 +10,7 @@ logged and ignored.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Mapping
 
 from bot.retrieval.query import QueryAnalysis
@@ -20,14 +21,19 @@ Progress = Callable[[str], None]
 
 SUBJECT_CHARS = 40  # a status line is short; the subject is a hint, not the question
 SUBJECT_TERMS = 3
+_WORD = re.compile(r"[\w.-]+")
 # Model stages worth naming, with the timing key they are measured under.
 _STAGES = (("HyDE", "hyde"), ("pruning", "prune"))
 
 
 def searching(analysis: QueryAnalysis) -> str:
-    """ "searching billing…": the identifiers the question names, else its first terms."""
-    names = analysis.symbols or analysis.paths or analysis.terms
-    subject = " ".join(dict.fromkeys(names[:SUBJECT_TERMS]))
+    """The identifiers the question names ("searching apply_discount…"), else its first
+    search words as the asker wrote them (the terms also hold stems and split names)."""
+    names = analysis.symbols or analysis.paths
+    if not names:
+        terms = set(analysis.terms)
+        names = tuple(w for w in _WORD.findall(analysis.text) if w.lower() in terms)
+    subject = " ".join(list(dict.fromkeys(names))[:SUBJECT_TERMS])
     if len(subject) > SUBJECT_CHARS:
         subject = subject[: SUBJECT_CHARS - 1].rstrip() + "…"
     return f"searching {subject}…" if subject else "searching…"

@@ -113,3 +113,15 @@ def test_a_broken_stream_on_a_terminal_ends_with_one_sentence(
     assert "Failed deliveries" in printed
     assert printed.count("The answer was cut off; ask again.") == 1
     assert "Traceback" not in printed
+
+
+def test_with_streaming_off_a_terminal_gets_the_whole_answer_at_once(
+    home: Path, env: dict[str, str], fake: FakeOpenAI
+) -> None:
+    fake.stream_interval = 0.04
+    reads = run_on_pty(home, "ask", QUESTION, env={**env, "CODECITE_STREAM": "false"})
+    first = text_by(reads, "Failed deliveries")
+    footer = text_by(reads, "Sources")  # rich wraps the markdown: the footer marks the end
+    assert footer - first < 0.3, "streaming was off, yet the answer came out piece by piece"
+    printed = b"".join(data for _, data in reads).decode()
+    assert printed.index("searching") < printed.index("Failed deliveries")

@@ -96,3 +96,8 @@ def test_without_a_model_the_statuses_stop_at_reading(make_repo) -> None:
     assert stream.answer.mode == "extractive"
     assert seen[0] == "searching apply_discount…"
     assert [s.split(" ")[0] for s in seen] == ["searching", "reading"]
+
+
+def test_plain_words_are_shown_as_asked_not_as_stems() -> None:
+    question = "how are failed webhook deliveries retried with backoff?"
+    assert searching(analyze(question)) == "searching failed webhook deliveries…"
