@@ -160,6 +160,9 @@ class SlackStreamer:
                 reader.wait(wait)  # more text may gather meanwhile: it goes with this call
                 more, ended = reader.take(0)
                 text += more
+            if ended:  # what came with the end goes with the final call, not an edit of its own
+                message.text += text
+                break
             if not text:
                 continue
             first = not message.ts
@@ -331,6 +334,16 @@ class _Growing:
 
     def finish(self, message: SlackMessage, *, exact: bool) -> None:
         """The final state: the stream stopped with its footer, then the whole message."""
+        while self.native and len(self.text) - self._sent > MAX_APPEND:  # a backlog: in parts
+            part = self.text[self._sent : self._sent + MAX_APPEND]
+            try:
+                self._client.chat_appendStream(
+                    channel=self._channel, ts=self.ts, markdown_text=part
+                )
+                self._sent += len(part)
+            except (SlackClientError, OSError) as exc:
+                log.warning("chat.appendStream in %s failed: %s", self._channel, error_code(exc))
+                self.native = False  # the final update carries it all
         if self.native:
             rest = self.text[self._sent :]
             try:
