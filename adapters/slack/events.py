@@ -53,6 +53,12 @@ class Incoming:
     text: str  # the bot's mention removed
     event_id: str = ""
     shared_channel: bool = False  # the envelope's is_ext_shared_channel
+    user_team: str = ""  # the asker's own workspace (differs from `team` in a shared channel)
+
+    @property
+    def recipient_team(self) -> str:
+        """The team a streamed answer's recipient belongs to (Slack requires it in channels)."""
+        return self.user_team or self.team
 
     @property
     def in_thread(self) -> bool:
@@ -151,6 +157,7 @@ def parse_event(
         text=bot.strip_mention(str(event.get("text") or "")),
         event_id=str(body.get("event_id") or ""),
         shared_channel=body.get("is_ext_shared_channel") is True,
+        user_team=str(event.get("user_team") or event.get("team") or ""),
     )
 
 

@@ -1,9 +1,12 @@
 """Bolt listeners: acknowledge at once, claim the event, show progress, answer in the background.
 
 Each listener runs on Bolt's listener threads after (events) or right after
-calling (commands, buttons) `ack()`; the slow part, `Core.ask`, runs in the
-bounded WorkerPool. Every failure the user could notice is turned into one
-sentence with an incident id (`adapters.common.errors.user_facing`).
+calling (commands, buttons) `ack()`; the slow part, answering, runs in the
+bounded WorkerPool. Questions (mentions, DMs, follow-ups, `/codecite ask`) are
+streamed with `SlackStreamer` (`Core.ask_stream`) unless `stream_answers` is off,
+then posted whole (`Core.ask`). The 👀 on a question goes as soon as answer text
+shows. Every failure the user could notice is turned into one sentence with an
+incident id (`adapters.common.errors.user_facing`).
 """
 
 from __future__ import annotations
@@ -39,7 +42,9 @@ from adapters.slack.render import (
     render_answer,
     render_text,
 )
-from bot.commands import REINDEX, Syntax
+from adapters.slack.streamer import SlackStreamer, Undelivered
+from bot.answer.streaming import AnswerStream
+from bot.commands import ASK, REINDEX, Syntax
 from bot.core import CommandResult, Context, Core
 from bot.errors import BotError, RateLimited
 from bot.models import Turn
@@ -60,6 +65,7 @@ class SlackHandlers:
     def __init__(self, core: Core, client: WebClient, *, dedupe: EventDedupe) -> None:
         self.core = core
         self.outbox = Outbox(client)
+        self.streamer = SlackStreamer(client, self.outbox)
         self._client = client
         self._dedupe = dedupe
         self._pending: set[Future[None]] = set()
@@ -151,10 +157,38 @@ class SlackHandlers:
         conversation = self.conversations.lookup(incoming.channel)
         ctx = incoming.context(conversation, is_admin=self.core.is_listed_admin(incoming.user))
         try:
+            if incoming.command is None and self.core.settings.stream_answers:
+                self._stream(incoming, self.core.ask_stream(incoming.text, ctx, history))
+                return
             messages = self._reply(incoming, ctx, history)
         except Exception as exc:  # noqa: BLE001 -- every failure becomes a sentence for the user
             messages = render_text(user_facing(exc))
         self._deliver(incoming, messages)
+
+    def _stream(self, incoming: Incoming, stream: AnswerStream) -> None:
+        """Stream the answer into the thread (a flat DM: one message, edited)."""
+        eyes = [True]
+
+        def shown() -> None:  # the text says it is being answered now: 👀 has done its job
+            eyes[0] = False
+            self.outbox.unreact(incoming.channel, incoming.ts, PROGRESS_REACTION)
+
+        try:
+            self.streamer.deliver(
+                incoming.channel,
+                incoming.reply_ts,
+                team_id=incoming.recipient_team,
+                user_id=incoming.user,
+                stream=stream,
+                on_first_text=shown,
+            )
+            if incoming.reply_ts:
+                self._threads.remember(incoming.channel, incoming.reply_ts)
+        except Undelivered as exc:
+            log.error("could not post the answer in %s: %s", incoming.channel, exc)
+        finally:
+            if eyes[0]:
+                self.outbox.unreact(incoming.channel, incoming.ts, PROGRESS_REACTION)
 
     def _reply(
         self, incoming: Incoming, ctx: Context, history: tuple[Turn, ...]
@@ -207,7 +241,11 @@ class SlackHandlers:
     def _run_command(self, cmd: SlashCommand) -> None:
         conversation = self.conversations.lookup(cmd.channel)
         ctx = cmd.context(conversation, is_admin=self.core.is_listed_admin(cmd.user))
+        streamed = cmd.command.spec is ASK and self.core.settings.stream_answers
         try:
+            if streamed:
+                self._stream_command(cmd, self.core.ask_stream(cmd.question, ctx))
+                return
             result = self.core.run_command(cmd.command, ctx, SYNTAX)
         except Exception as exc:  # noqa: BLE001 -- every failure becomes a sentence for the user
             self.outbox.respond(cmd.response_url, render_text(user_facing(exc)), in_channel=False)
@@ -228,6 +266,25 @@ class SlackHandlers:
                 log.error("could not post the answer in %s: %s", cmd.channel, error_code(exc))
             # Not a member here (or a DM between others): the response_url still reaches it.
             self.outbox.respond(cmd.response_url, messages, in_channel=True)
+
+    def _stream_command(self, cmd: SlashCommand, stream: AnswerStream) -> None:
+        """In the channel under the quoted question, edited as it is written (no thread to
+        stream into at top level); the rest of a long answer goes in its thread."""
+        try:
+            self.streamer.deliver(
+                cmd.channel,
+                None,
+                team_id=cmd.team,
+                user_id=cmd.user,
+                stream=stream,
+                preface=quote_question(cmd.user, cmd.question),
+                rest_in_thread=True,
+            )
+        except Undelivered as exc:
+            if error_code(exc.cause) not in NOT_POSTABLE:
+                log.error("could not post the answer in %s: %s", cmd.channel, exc)
+            # Not a member here (or a DM between others): the response_url still reaches it.
+            self.outbox.respond(cmd.response_url, exc.messages, in_channel=True)
 
     def _respond(self, cmd: SlashCommand, result: CommandResult) -> None:
         messages = render_text(result.text)

@@ -77,6 +77,18 @@ class Outbox:
             resp = self._client.chat_postMessage(**args)
         return str(resp.get("ts") or "")
 
+    def update(self, channel: str, ts: str, message: SlackMessage) -> None:
+        """Replace a message the bot posted (blocks refused: as plain text)."""
+        try:
+            self._client.chat_update(
+                channel=channel, ts=ts, text=message.text, blocks=list(message.blocks) or None
+            )
+        except SlackApiError as exc:
+            if not message.blocks or error_code(exc) not in BLOCK_ERRORS:
+                raise
+            log.warning("Slack refused the blocks (%s); updating as plain text", error_code(exc))
+            self._client.chat_update(channel=channel, ts=ts, text=message.text, blocks=[])
+
     def ephemeral(
         self, channel: str, user: str, messages: Sequence[SlackMessage], *, thread_ts: str | None
     ) -> None:

@@ -44,7 +44,7 @@ def render_answer(answer: Answer, *, answer_id: str = "", preface: str = "") -> 
         body = f"{preface}\n\n{body}"
     groups = _grouped(split_message(body, SECTION_CHARS))
     messages = [_message(group) for group in groups[:-1]]
-    footer_text, footer_blocks = _footer(answer, answer_id)
+    footer_text, footer_blocks = footer(answer, answer_id)
     last = groups[-1]
     messages.append(
         SlackMessage(
@@ -83,7 +83,8 @@ def _section(text: str) -> Block:
     return {"type": "section", "text": {"type": "mrkdwn", "text": text or " "}}
 
 
-def _footer(answer: Answer, answer_id: str) -> tuple[str, list[Block]]:
+def footer(answer: Answer, answer_id: str) -> tuple[str, list[Block]]:
+    """What follows an answer's text: sources, freshness, 👍/👎 (as mrkdwn text and as blocks)."""
     lines: list[str] = []
     blocks: list[Block] = []
     sources = sources_text(answer.citations)

@@ -87,15 +87,19 @@ class AnswerStream:
     marker whose meaning changed) parted them; adapters post `answer.text` last.
     """
 
-    def __init__(self, pieces: Iterable[str], finish: Callable[[], Answer]) -> None:
+    def __init__(
+        self, pieces: Iterable[str], finish: Callable[[], Answer], *, streamed: bool = True
+    ) -> None:
         self._pieces = iter(pieces)
         self._finish = finish
         self._answer: Answer | None = None
+        # False for `whole`: nothing to show before the end, adapters may post it at once
+        self.streamed = streamed
 
     @classmethod
     def whole(cls, answer: Answer) -> AnswerStream:
         """An answer that was not streamed (no model): its text as one piece."""
-        return cls([answer.text] if answer.text else [], lambda: answer)
+        return cls([answer.text] if answer.text else [], lambda: answer, streamed=False)
 
     @classmethod
     def of_model(cls, pieces: TextPieces, render: Render, finish: Finish) -> AnswerStream:
@@ -136,7 +140,7 @@ class AnswerStream:
 
     def then(self, step: Callable[[Answer], Answer]) -> AnswerStream:
         """The same pieces, with `step` applied once to the final answer (recording it)."""
-        return AnswerStream(self._pieces, lambda: step(self.answer))
+        return AnswerStream(self._pieces, lambda: step(self.answer), streamed=self.streamed)
 
 
 def ended(text: str, cut_off: bool) -> str:

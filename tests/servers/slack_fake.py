@@ -25,6 +25,10 @@ without answering. `method_or_path` narrows a fault to one API method
 (`chat.postMessage`) or a path prefix (`/response/`); other requests pass it
 by. Faulted requests are recorded in `calls` with `ok=False` and their
 `status` (-1 for a dropped connection).
+
+The chat streaming methods and `views` (what each bot message showed after
+each change, for tests and the bench) live in `slack_stream_fake`; the message
+rules shared with them in `slack_checks`.
 """
 
 from __future__ import annotations
@@ -36,34 +40,42 @@ import math
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
-BOT_TOKEN = "xoxb-test-bot-token"
-APP_TOKEN = "xapp-1-test-app-token"
-TEAM_ID = "T0TEAM"
-BOT_USER_ID = "UBOT0001"
-BOT_ID = "BBOT0001"
+from tests.servers.slack_checks import (
+    APP_TOKEN,
+    BOT_ID,
+    BOT_TOKEN,
+    BOT_USER_ID,
+    MAX_BLOCKS,
+    MAX_SECTION_TEXT,
+    MAX_TEXT,
+    RESPONSE_URL_USES,
+    TEAM_ID,
+    SlackError,
+    check_message,
+)
+from tests.servers.slack_stream_fake import STREAM_METHODS, View, record_view
 
-MAX_BLOCKS = 50
-MAX_SECTION_TEXT = 3000
-MAX_TEXT = 40000
-RESPONSE_URL_USES = 5
-_BLOCK_TYPES = {"section", "context", "actions", "divider", "header", "image", "rich_text"}
+__all__ = [
+    "APP_TOKEN",
+    "BOT_ID",
+    "BOT_TOKEN",
+    "BOT_USER_ID",
+    "MAX_BLOCKS",
+    "MAX_SECTION_TEXT",
+    "MAX_TEXT",
+    "TEAM_ID",
+    "Call",
+    "FakeSlack",
+    "SlackError",
+]
 
 T = TypeVar("T")
-
-
-class SlackError(Exception):
-    """An `ok: false` answer with Slack's error code (and any fields Slack adds to it)."""
-
-    def __init__(self, code: str, **extra: Any) -> None:
-        super().__init__(code)
-        self.code = code
-        self.extra = extra
 
 
 @dataclass
@@ -107,6 +119,8 @@ class FakeSlack:
         self.not_member: set[str] = set()
         self.conversations: dict[str, dict[str, Any]] = {}
         self.missing_scopes: set[str] = set()
+        self.refuse_streaming = ""  # an error code every chat.*Stream call fails with
+        self.views: list[View] = []  # what each bot message showed after each change
         self._response_urls: dict[str, int] = {}  # id -> uses left
         self._faults: list[_Fault] = []
         self._ts = itertools.count(1)
@@ -180,6 +194,11 @@ class FakeSlack:
             rid = f"R{next(self._ts)}"
             self._response_urls[rid] = RESPONSE_URL_USES
         return f"{self.origin}/response/{rid}"
+
+    def views_of(self, ts: str) -> list[View]:
+        """What the bot message `ts` showed after each change, oldest first."""
+        with self._cond:
+            return [v for v in self.views if v.ts == ts]
 
     def calls_to(self, method: str) -> list[Call]:
         with self._cond:
@@ -273,7 +292,7 @@ class FakeSlack:
                 status, text = 404, "used_url" if rid in self._response_urls else "no_such_url"
             else:
                 try:
-                    _check_message(body)
+                    check_message(body)
                     if body.get("response_type", "ephemeral") not in ("ephemeral", "in_channel"):
                         raise SlackError("invalid_response_type")
                     self._response_urls[rid] -= 1
@@ -337,7 +356,7 @@ class FakeSlack:
 
     def post_message(self, params: dict[str, Any]) -> dict[str, Any]:
         history = self._channel(params)
-        _check_message(params)
+        check_message(params)
         if self.reject_blocks and params.get("blocks"):
             raise SlackError("invalid_blocks")
         msg: dict[str, Any] = {"type": "message", "user": BOT_USER_ID, "bot_id": BOT_ID}
@@ -346,13 +365,14 @@ class FakeSlack:
             self._require_parent(params["channel"], str(params["thread_ts"]))
             msg["thread_ts"] = str(params["thread_ts"])
         history.append(msg)
+        record_view(self, "chat.postMessage", str(params["channel"]), msg)
         return {"channel": params["channel"], "ts": msg["ts"], "message": msg}
 
     def post_ephemeral(self, params: dict[str, Any]) -> dict[str, Any]:
         self._channel(params)
         if not params.get("user"):
             raise SlackError("user_not_found")
-        _check_message(params)
+        check_message(params)
         if self.reject_blocks and params.get("blocks"):
             raise SlackError("invalid_blocks")
         self.ephemerals.append(dict(params))
@@ -363,8 +383,10 @@ class FakeSlack:
         msg = self._find(params["channel"], str(params.get("ts", "")))
         if msg.get("bot_id") != BOT_ID:
             raise SlackError("cant_update_message")
-        _check_message(params)
+        check_message(params)
         msg.update(text=params.get("text", ""), blocks=params.get("blocks"))
+        msg.pop("stream", None)  # the update replaces what was streamed
+        record_view(self, "chat.update", str(params["channel"]), msg)
         return {"channel": params["channel"], "ts": msg["ts"]}
 
     def reactions_add(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -416,6 +438,7 @@ _METHODS: dict[str, Callable[[FakeSlack, dict[str, Any]], dict[str, Any]]] = {
     "reactions.remove": FakeSlack.reactions_remove,
     "conversations.replies": FakeSlack.replies,
     "conversations.info": FakeSlack.conversations_info,
+    **STREAM_METHODS,
 }
 
 _PREFIX_KINDS = {"C": "public", "G": "private", "D": "im"}
@@ -474,70 +497,6 @@ def _kind_of(conversation: dict[str, Any]) -> str:
     if conversation.get("is_mpim"):
         return "mpim"
     return "private" if conversation.get("is_private") else "public"
-
-
-def _check_message(params: dict[str, Any]) -> None:
-    text = params.get("text")
-    blocks = params.get("blocks")
-    if isinstance(blocks, str):
-        blocks = json.loads(blocks)
-        params["blocks"] = blocks
-    if not text and not blocks:
-        raise SlackError("no_text")
-    if text is not None and len(str(text)) > MAX_TEXT:
-        raise SlackError("msg_too_long")
-    if blocks is not None:
-        _check_blocks(blocks)
-
-
-def _check_blocks(blocks: Any) -> None:
-    if not isinstance(blocks, list) or len(blocks) > MAX_BLOCKS:
-        raise SlackError("invalid_blocks")
-    ids = [b.get("block_id") for b in blocks if isinstance(b, dict) and b.get("block_id")]
-    if len(ids) != len(set(ids)):
-        raise SlackError("invalid_blocks")
-    action_ids: list[str] = []
-    for block in blocks:
-        if not isinstance(block, dict) or block.get("type") not in _BLOCK_TYPES:
-            raise SlackError("invalid_blocks")
-        kind = block["type"]
-        if kind == "section":
-            _check_text(block.get("text"), MAX_SECTION_TEXT)
-        elif kind == "header":
-            _check_text(block.get("text"), 150, plain=True)
-        elif kind == "context":
-            elements = block.get("elements") or []
-            if not 1 <= len(elements) <= 10:
-                raise SlackError("invalid_blocks")
-            for element in elements:
-                _check_text(element, MAX_SECTION_TEXT)
-        elif kind == "actions":
-            action_ids.extend(_check_actions(block))
-    if len(action_ids) != len(set(action_ids)):
-        raise SlackError("invalid_blocks")
-
-
-def _check_text(obj: Any, limit: int, *, plain: bool = False) -> None:
-    allowed = ("plain_text",) if plain else ("plain_text", "mrkdwn")
-    if not isinstance(obj, dict) or obj.get("type") not in allowed:
-        raise SlackError("invalid_blocks")
-    text = obj.get("text")
-    if not isinstance(text, str) or not text or len(text) > limit:
-        raise SlackError("invalid_blocks")
-
-
-def _check_actions(block: dict[str, Any]) -> Iterator[str]:
-    elements = block.get("elements") or []
-    if not 1 <= len(elements) <= 25:
-        raise SlackError("invalid_blocks")
-    for element in elements:
-        if element.get("type") != "button":
-            raise SlackError("invalid_blocks")
-        _check_text(element.get("text"), 75, plain=True)
-        action_id = str(element.get("action_id") or "")
-        if not action_id or len(action_id) > 255 or len(str(element.get("value", ""))) > 2000:
-            raise SlackError("invalid_blocks")
-        yield action_id
 
 
 def _handler(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:

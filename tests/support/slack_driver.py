@@ -12,17 +12,21 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode
+
+import pytest
 
 from adapters.slack.app import SlackBot, build_bot
 from adapters.slack.http_server import SlackHTTPServer
 from adapters.slack.serve import start_http
+from bot.answer.streaming import AnswerStream
 from bot.core import Context, Core
 from bot.models import Answer, Turn
 from tests.servers.slack_fake import BOT_USER_ID, TEAM_ID, FakeSlack
 
 SIGNING_SECRET = "test-signing-secret"
+T = TypeVar("T")
 
 
 CHANNEL = "C0GENERAL"
@@ -199,6 +203,22 @@ def replies_in(slack: FakeSlack, channel: str, thread_ts: str) -> list[dict[str,
     return [m for m in slack.bot_posts(channel) if m.get("thread_ts") == thread_ts]
 
 
+def patch_answers(
+    monkeypatch: pytest.MonkeyPatch, core: Core, change: Callable[[Answer], Answer]
+) -> None:
+    """Pass every answer through `change`, whole (`core.ask`) or streamed (`ask_stream`)."""
+    real_ask, real_stream = core.ask, core.ask_stream
+
+    def ask(*args: Any, **kwargs: Any) -> Answer:
+        return change(real_ask(*args, **kwargs))
+
+    def ask_stream(*args: Any, **kwargs: Any) -> AnswerStream:
+        return real_stream(*args, **kwargs).then(change)
+
+    monkeypatch.setattr(core, "ask", ask)
+    monkeypatch.setattr(core, "ask_stream", ask_stream)
+
+
 class Gate:
     """Holds `core.ask` until released, so a test can look at what happened before the answer."""
 
@@ -206,8 +226,13 @@ class Gate:
         self.entered = threading.Event()
         self.release = threading.Event()
 
-    def wrap(self, ask: Callable[..., Answer]) -> Callable[..., Answer]:
-        def gated(*args: Any, **kwargs: Any) -> Answer:
+    def install(self, monkeypatch: pytest.MonkeyPatch, core: Core) -> None:
+        """Hold both ways of answering: whole (`ask`) and streamed (`ask_stream`)."""
+        monkeypatch.setattr(core, "ask", self.wrap(core.ask))
+        monkeypatch.setattr(core, "ask_stream", self.wrap(core.ask_stream))
+
+    def wrap(self, ask: Callable[..., T]) -> Callable[..., T]:
+        def gated(*args: Any, **kwargs: Any) -> T:
             self.entered.set()
             if not self.release.wait(timeout=30):
                 raise AssertionError("gate never released")

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from bot.answer.streaming import AnswerStream
 from bot.config import FileConfig, Settings, load_file_config
 from bot.core import Context, Core
 from bot.models import Answer
@@ -90,9 +91,10 @@ def core(
 
 @pytest.fixture
 def recorded(core: Core, monkeypatch: pytest.MonkeyPatch) -> Recorded:
-    """Wrap `core.ask` to record its arguments and results (the real ask still runs)."""
+    """Wrap `core.ask` and `core.ask_stream` to record their arguments and answers (the
+    real ones still run)."""
     log = Recorded()
-    real_ask = core.ask
+    real_ask, real_stream = core.ask, core.ask_stream
 
     def ask(text: str, ctx: Context, conversation: Any = ()) -> Answer:
         log.asks.append((text, ctx, tuple(conversation)))
@@ -100,7 +102,17 @@ def recorded(core: Core, monkeypatch: pytest.MonkeyPatch) -> Recorded:
         log.answers.append(answer)
         return answer
 
+    def ask_stream(text: str, ctx: Context, conversation: Any = ()) -> AnswerStream:
+        log.asks.append((text, ctx, tuple(conversation)))
+
+        def keep(answer: Answer) -> Answer:
+            log.answers.append(answer)
+            return answer
+
+        return real_stream(text, ctx, conversation).then(keep)
+
     monkeypatch.setattr(core, "ask", ask)
+    monkeypatch.setattr(core, "ask_stream", ask_stream)
     return log
 
 

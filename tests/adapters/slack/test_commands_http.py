@@ -31,7 +31,7 @@ def test_ask_is_acknowledged_before_the_slow_answer_is_posted(
     slack: FakeSlack, driver: Driver, core: Core, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     gate = Gate()
-    monkeypatch.setattr(core, "ask", gate.wrap(core.ask))
+    gate.install(monkeypatch, core)
     status, ack, _ = driver.command(f"ask {QUESTION}")
     # The HTTP response (the ack) is back; the answer is still being worked on.
     assert status == 200 and json.loads(ack)["text"] == WORKING
@@ -125,7 +125,7 @@ def test_busy_pool_says_so_at_once(
     run = start_app()
     driver = Driver(slack, run.server.url())
     gate = Gate()
-    monkeypatch.setattr(core, "ask", gate.wrap(core.ask))
+    gate.install(monkeypatch, core)
     driver.command(f"ask {QUESTION}")
     assert gate.entered.wait(timeout=15)  # one running ...
     _, _, queued = driver.command(f"ask {QUESTION}")  # ... one queued, told its place

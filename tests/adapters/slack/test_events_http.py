@@ -17,6 +17,7 @@ from tests.support.slack_driver import (
     Driver,
     Recorded,
     Running,
+    patch_answers,
     replies_in,
     sign,
 )
@@ -81,10 +82,7 @@ def test_mention_gets_eyes_then_a_cited_answer_in_its_thread(
 def test_citations_link_to_permalinks_for_hosted_repositories(
     slack: FakeSlack, driver: Driver, core: Core, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_ask = core.ask
-
-    def ask(*args: Any, **kwargs: Any) -> Answer:
-        answer = real_ask(*args, **kwargs)
+    def hosted(answer: Answer) -> Answer:
         cites = tuple(
             c.__class__(c.repo, c.path, c.start_line, c.end_line, f"https://h.test/{c.path}")
             for c in answer.citations
@@ -93,7 +91,7 @@ def test_citations_link_to_permalinks_for_hosted_repositories(
             answer.text, cites, answer.freshness, mode=answer.mode, answer_id=answer.answer_id
         )
 
-    monkeypatch.setattr(core, "ask", ask)
+    patch_answers(monkeypatch, core, hosted)
     msg = driver.say(QUESTION)
     [reply] = _reply(slack, CHANNEL, msg["ts"])
     assert (
@@ -218,10 +216,7 @@ def test_a_top_level_channel_message_without_mention_is_ignored(
 def test_long_answer_is_split_into_valid_messages_in_the_thread(
     slack: FakeSlack, driver: Driver, core: Core, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_ask = core.ask
-
-    def long_ask(*args: Any, **kwargs: Any) -> Answer:
-        answer = real_ask(*args, **kwargs)
+    def long_answer(answer: Answer) -> Answer:
         label = answer.citations[0].label
         code = "```python\n" + "\n".join(f"x_{i} = retry({i})" for i in range(900)) + "\n```"
         text = "\n\n".join([f"See {label}. " * 40] * 30 + [code])
@@ -229,7 +224,7 @@ def test_long_answer_is_split_into_valid_messages_in_the_thread(
             text, answer.citations, answer.freshness, mode="llm", answer_id=answer.answer_id
         )
 
-    monkeypatch.setattr(core, "ask", long_ask)
+    patch_answers(monkeypatch, core, long_answer)
     msg = driver.say(QUESTION)
     replies = slack.wait_for(
         lambda: (
@@ -256,10 +251,10 @@ def test_blocks_refused_falls_back_to_plain_text(slack: FakeSlack, driver: Drive
 def test_unexpected_failure_shows_a_sentence_and_an_incident_id(
     slack: FakeSlack, driver: Driver, core: Core, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(*args: Any, **kwargs: Any) -> Answer:
+    def broken(answer: Answer) -> Answer:
         raise RuntimeError("database password is hunter2")
 
-    monkeypatch.setattr(core, "ask", broken)
+    patch_answers(monkeypatch, core, broken)
     msg = driver.say(QUESTION)
     [reply] = _reply(slack, CHANNEL, msg["ts"])
     assert "Something went wrong" in reply["text"] and "incident" in reply["text"]
