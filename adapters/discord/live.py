@@ -181,22 +181,20 @@ class ChannelSurface:
 
 
 class InteractionSurface:
-    """A deferred interaction: the first piece fills its "thinking" response
-    (`PATCH .../messages/@original`), the rest are follow-ups."""
+    """A deferred interaction: the first follow-up fills its "thinking" response, which is
+    then edited as `@original`; later pieces are further follow-ups, edited by id."""
 
     def __init__(self, interaction: discord.Interaction[Any]) -> None:
         self._interaction = interaction
 
     async def post(self, index: int, content: str, view: discord.ui.View | None) -> Handle:
         extras: dict[str, Any] = {"view": view} if view is not None else {}
-        if index == 0:
-            await self._interaction.edit_original_response(
-                content=content, allowed_mentions=NO_MENTIONS, **extras
-            )
-            return None  # the original response is addressed by @original
-        return await self._interaction.followup.send(
+        # A follow-up, not an edit, fills the response: only a new message can carry
+        # SUPPRESS_EMBEDS through discord.py, and edits keep it.
+        message = await self._interaction.followup.send(
             content, wait=True, allowed_mentions=NO_MENTIONS, suppress_embeds=True, **extras
         )
+        return None if index == 0 else message  # None: addressed as @original
 
     async def edit(self, handle: Handle, content: str, view: discord.ui.View | None) -> None:
         extras: dict[str, Any] = {"view": view} if view is not None else {}

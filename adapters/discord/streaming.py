@@ -139,8 +139,8 @@ def _timeout(
     live: LiveMessages, text: str, quote: str, deadline: float, now: float
 ) -> float | None:
     """How long to wait for more text before showing what there is (None: until it comes)."""
-    if not text.strip():
-        return None  # nothing to show yet: never an empty message
+    if not text.strip() or live.failed:
+        return None  # nothing to show yet (never an empty message), or nowhere to show it
     if not live.posted:
         return max(0.0, deadline - now)
     due = live.next_due(render_partial(text, question=quote))

@@ -1,15 +1,26 @@
 """A strict local Discord REST API (v10) for tests, on aiohttp in the test's event loop.
 
 Serves what codecite's discord.py client calls: login (`/users/@me`,
-`/oauth2/applications/@me`), command registration, channel messages, typing,
-reactions, threads from messages, history, interaction callbacks and
-follow-up webhooks. Keeps channels, messages and interactions in memory,
+`/oauth2/applications/@me`), command registration, channel messages (posted,
+edited, deleted), typing, reactions, threads from messages, history,
+interaction callbacks, follow-up webhooks and edits of `@original`
+(`discord_edits`). Keeps channels, messages and interactions in memory,
 records every request, and refuses what Discord refuses: 401 without
 `Authorization: Bot <token>` on bot routes, 400 for content over 2,000
 characters, empty messages, bad flags, bad components or allowed_mentions,
 a second response to one interaction, follow-ups before a response, unknown
 channels/messages (404), command sync for a guild the bot is not in (403).
 Replies carry `Content-Type: application/json` exactly, as discord.py expects.
+
+Rate limits: `limits` (`discord_limits.RateLimits`) keeps Discord's per-route
+buckets (message sends and edits per channel, interaction webhook calls per
+token) and answers with `X-RateLimit-*` headers, or 429 past a bucket; every
+refusal is in `limits.exceeded`. Pass `RateLimits(())` for none.
+
+What users saw: `timeline` holds every state of every bot message with its
+`time.monotonic()` stamp; `states()`, `screen(channel, at)` and
+`first_text_at(channel, since)` read it (see `discord_edits`). Requests carry
+`at` too, for counting calls per answer.
 
 Fault knobs apply to the next matching requests in arrival order, before the
 route runs: `fail_next(status, count, retry_after, method_or_path, is_global)`
