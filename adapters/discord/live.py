@@ -52,8 +52,9 @@ class _Shown:
 class LiveMessages:
     """The messages of one reply, and what each of them shows."""
 
-    def __init__(self, surface: Surface) -> None:
+    def __init__(self, surface: Surface, what: str = "an answer") -> None:
         self._surface = surface
+        self._what = what  # for the log: "a reply to message 123"
         self._shown: list[_Shown] = []
         self.failed = False  # Discord refused a change: the messages are left as they are
 
@@ -115,11 +116,12 @@ class LiveMessages:
         try:
             handle = await self._surface.post(index, piece, view)
         except discord.HTTPException as exc:
-            log.warning("could not post part %d of an answer (HTTP %s)", index + 1, exc.status)
+            log.warning("could not post %s (part %d, HTTP %s)", self._what, index + 1, exc.status)
             self.failed = True
             return
         except aiohttp.ClientConnectionError as exc:
-            log.warning("could not post part %d of an answer (%s)", index + 1, type(exc).__name__)
+            name = type(exc).__name__
+            log.warning("could not post %s (part %d, %s)", self._what, index + 1, name)
             self.failed = True
             return
         self._shown.append(_Shown(handle, piece, loop.time(), view is not None))
@@ -135,7 +137,7 @@ class LiveMessages:
             await self._surface.edit(shown.handle, piece, view)
         except discord.HTTPException as exc:
             # Deleted by someone, or no longer ours to change: stop updating, never repost.
-            log.warning("could not update an answer message (HTTP %s)", exc.status)
+            log.warning("could not update %s (HTTP %s)", self._what, exc.status)
             self.failed = True
             return
         except aiohttp.ClientConnectionError as exc:

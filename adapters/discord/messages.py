@@ -138,6 +138,7 @@ class MessageHandler:
                 conversation=request.conversation,
                 on_wait=_waiting_note(target),
                 on_posted=typing.aclose,
+                what=f"a reply to message {message.id}",
             )
         finally:
             await typing.aclose()

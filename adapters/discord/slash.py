@@ -45,7 +45,14 @@ class SlashCommands:
         ctx = interaction_context(interaction, self._admins)
         if streaming_on(self._core):
             surface = InteractionSurface(interaction)
-            outcome = await stream_reply(self._core, question, ctx, surface, quote=question)
+            outcome = await stream_reply(
+                self._core,
+                question,
+                ctx,
+                surface,
+                quote=question,
+                what=f"the answer to interaction {interaction.id}",
+            )
             if outcome.error is not None:
                 await self._fail_privately(interaction, error_reply(outcome.error))
             return

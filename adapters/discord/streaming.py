@@ -10,7 +10,9 @@ with any code block closed and reopened. The final state is the whole answer as
 a non-streamed reply renders it (links, freshness, vote buttons), from
 `answer.text` even where that parted from what was streamed. A model stream
 that breaks leaves its text, ended by the cut-off sentence (inside
-`answer.text`); nothing is ever posted twice.
+`answer.text`); nothing is ever posted twice. An answer that comes in one piece
+(no model) is posted once, complete, as without streaming: the worker holds the
+first piece until a second one shows the answer is really being written.
 """
 
 from __future__ import annotations
@@ -47,9 +49,8 @@ class Streamed:
 
 
 def streaming_on(core: Core) -> bool:
-    """Streaming is on and there is a model (without one an answer is whole at once:
-    posted as before)."""
-    return core.settings.stream_answers and core.llm is not None
+    """Whether answers stream (`CODECITE_STREAM`); off, they are posted once, complete."""
+    return core.settings.stream_answers
 
 
 def streams(core: Core, text: str, conversation: Sequence[Turn]) -> bool:
@@ -88,21 +89,29 @@ async def stream_reply(
     quote: str = "",
     on_wait: OnWait | None = None,
     on_posted: Callable[[], Awaitable[object]] | None = None,
+    what: str = "an answer",
 ) -> Streamed:
-    """Answer `question` into `surface` as it is written; `quote` is echoed above it (/ask)."""
+    """Answer `question` into `surface` as it is written; `quote` is echoed above it (/ask).
+    `what` names the reply in the log."""
     loop = asyncio.get_running_loop()
     started = loop.time()
     feed = _Feed(loop)
 
     def work() -> Answer:
         stream = core.ask_stream(question, ctx, tuple(conversation))
-        for piece in stream:
+        pieces = iter(stream)
+        first = next(pieces, None)
+        second = next(pieces, None) if first is not None else None
+        if first is None or second is None:
+            return stream.answer  # one piece (no model): nothing to stream, posted once whole
+        feed.push(first + second)
+        for piece in pieces:
             feed.push(piece)
         return stream.answer
 
     task = asyncio.ensure_future(queued(core, work, on_wait))
     task.add_done_callback(lambda _: feed.changed.set())
-    live = LiveMessages(surface)
+    live = LiveMessages(surface, what)
     while not task.done():
         timeout = _timeout(live, feed.text, quote, started + FIRST_WAIT, loop.time())
         with contextlib.suppress(TimeoutError):

@@ -258,15 +258,17 @@ def test_a_429_on_an_edit_slows_the_answer_but_loses_nothing(
 
     async def scenario() -> None:
         async with running(llm_core) as h:
+            send = r"POST /channels/\d+/messages"
+            h.fake.fail_next(429, count=1, retry_after=0.2, method_or_path=send)
+            h.fake.drop_next(1, send, processed=True)  # posted, but the answer is lost
             h.fake.fail_next(429, count=2, retry_after=0.3, method_or_path=EDIT)
             h.fake.drop_next(1, EDIT)  # and one edit whose connection is lost
             ask(h)
-            (reply,) = await final_messages(h, OPEN_CHANNEL)
+            (reply,) = await final_messages(h, OPEN_CHANNEL)  # one message: never a second
             refused = [r for r in h.fake.requests if r.status in (429, -1)]
-            assert len(refused) == 3
+            assert len(refused) == 5
             assert reply["content"].count("marked dead") == 6
             assert LINK.search(reply["content"]) and "-# demo main@" in reply["content"]
-            assert len(h.fake.calls("POST", rf"/channels/{OPEN_CHANNEL}/messages")) == 1
 
     run(scenario())
 
@@ -402,5 +404,19 @@ def test_with_streaming_off_slash_ask_answers_in_one_follow_up(
             assert LINK.search(message["content"]) and message["components"]
             assert webhook_calls(h, state, "POST") == 1
             assert webhook_calls(h, state, "PATCH", "/messages/@original") == 0
+
+    run(scenario())
+
+
+def test_without_a_model_the_whole_answer_is_posted_once(core: Core) -> None:
+    assert core.settings.stream_answers
+
+    async def scenario() -> None:
+        async with running(core) as h:
+            ask(h)
+            (reply,) = await final_messages(h, OPEN_CHANNEL)
+            assert LINK.search(reply["content"])
+            assert h.fake.calls("PATCH", r"/channels/\d+/messages/\d+") == []
+            assert len(h.fake.states(channel_id=OPEN_CHANNEL)) == 1  # one state: final at once
 
     run(scenario())
