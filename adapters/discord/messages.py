@@ -19,6 +19,7 @@ import discord
 from adapters.discord.context import Admins, message_context
 from adapters.discord.conversation import read_thread, reply_turns
 from adapters.discord.feedback import NO_MENTIONS
+from adapters.discord.live import ChannelSurface
 from adapters.discord.render import strip_mention, thread_name
 from adapters.discord.replies import (
     OnWait,
@@ -28,6 +29,7 @@ from adapters.discord.replies import (
     error_reply,
     send_to_channel,
 )
+from adapters.discord.streaming import question_of, stream_reply, streams
 from bot.core import Context, Core
 from bot.models import Turn
 from bot.runtime.queue import in_line
@@ -107,10 +109,49 @@ class MessageHandler:
     async def _respond(self, message: discord.Message, request: Request) -> None:
         await _acknowledge(message)
         target, reference = await self._target(message, request)
+        if streams(self._core, request.text, request.conversation):
+            await self._stream(message, request, target, reference)
+            return
         async with contextlib.AsyncExitStack() as stack:
             with contextlib.suppress(discord.HTTPException):
                 await stack.enter_async_context(target.typing())
             reply = await self._compute(request, _waiting_note(target))
+        await self._post(message, target, reply, reference)
+
+    async def _stream(
+        self,
+        message: discord.Message,
+        request: Request,
+        target: discord.abc.Messageable,
+        reference: discord.Message | None,
+    ) -> None:
+        """The answer as it is written; typing shows until its first message is out."""
+        typing = contextlib.AsyncExitStack()
+        with contextlib.suppress(discord.HTTPException):
+            await typing.enter_async_context(target.typing())
+        try:
+            outcome = await stream_reply(
+                self._core,
+                question_of(request.text, request.conversation),
+                request.ctx,
+                ChannelSurface(target, reference),
+                conversation=request.conversation,
+                on_wait=_waiting_note(target),
+                on_posted=typing.aclose,
+                what=f"a reply to message {message.id}",
+            )
+        finally:
+            await typing.aclose()
+        if outcome.error is not None:
+            await self._post(message, target, error_reply(outcome.error), reference)
+
+    async def _post(
+        self,
+        message: discord.Message,
+        target: discord.abc.Messageable,
+        reply: Reply,
+        reference: discord.Message | None,
+    ) -> None:
         try:
             await send_to_channel(target, reply, reference=reference)
         except discord.HTTPException as exc:

@@ -3,7 +3,9 @@
 Discord renders a subset of Markdown: code fences, masked links
 `[text](<url>)` (the angle brackets stop the link preview) and `-# ` small
 text. A message holds at most 2,000 characters, so every reply goes through
-`split_message`, which never leaves a code fence open in a piece.
+`split_message`, which never leaves a code fence open in a piece. A streamed
+answer is split with `streamed=True`: each message is filled before the next
+begins, so a message that is complete stays as it is while the answer grows.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ ZWSP = "\u200b"
 _MASS_MENTION = re.compile(r"@(everyone|here)", re.IGNORECASE)
 _LOCAL = "\0local"  # marks citations without a permalink while linking
 _LABEL_SPECIALS = re.compile(r"([\\*_~|`\[\]])")
+FENCE = re.compile(r"^\s*(```|~~~)")  # as split_message counts fences
 
 
 def neutralise_mentions(text: str) -> str:
@@ -70,20 +73,35 @@ def quote_question(question: str) -> str:
     return f"> {flat}"
 
 
-def render_answer(answer: Answer, *, question: str = "") -> list[str]:
+def render_answer(answer: Answer, *, question: str = "", streamed: bool = False) -> list[str]:
     """The message pieces for an answer: optional quoted question, body, freshness footer."""
     parts = [quote_question(question)] if question.strip() else []
     parts.append(link_answer(answer).strip())
     footer = freshness_footer(answer)
     if footer:
         parts.append(footer)
-    return render_text("\n\n".join(p for p in parts if p))
+    return render_text("\n\n".join(p for p in parts if p), streamed=streamed)
 
 
-def render_text(text: str) -> list[str]:
+def render_text(text: str, *, streamed: bool = False) -> list[str]:
     """Any markdown we send: mass mentions neutralised, split under the message limit."""
     text = neutralise_mentions(text.strip()) or "(no answer)"
-    return [piece for piece in split_message(text, SAFE_LIMIT) if piece.strip()]
+    pieces = split_message(text, SAFE_LIMIT, paragraphs=not streamed)
+    return [piece for piece in pieces if piece.strip()]
+
+
+def render_partial(text: str, *, question: str = "") -> list[str]:
+    """The messages for an answer still being written: like `render_answer` with
+    `streamed=True`, and a code block still open at the end shown closed (for now)."""
+    body = f"{quote_question(question)}\n\n{text}" if question.strip() else text
+    pieces = render_text(body, streamed=True)
+    if _open_fence(pieces[-1]):
+        pieces[-1] += "\n```"  # the margin under MESSAGE_LIMIT leaves room for it
+    return pieces
+
+
+def _open_fence(piece: str) -> bool:
+    return sum(1 for line in piece.splitlines() if FENCE.match(line)) % 2 == 1
 
 
 def thread_name(question: str) -> str:

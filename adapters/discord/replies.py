@@ -12,18 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
-import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import aiohttp
 import discord
 
 from adapters.common.errors import user_facing
 from adapters.discord.feedback import NO_MENTIONS, vote_view
+from adapters.discord.live import send_once
 from adapters.discord.render import render_answer, render_text
 from bot.commands import REINDEX, Command, Syntax, parse
 from bot.core import Context, Core
@@ -116,27 +114,8 @@ async def send_to_channel(
         if index == 0 and reference is not None:
             extras["reference"] = reference.to_reference(fail_if_not_exists=False)
             extras["mention_author"] = False
-        sent.append(await _send_once(channel, piece, extras))
+        sent.append(await send_once(channel, piece, extras))
     return sent
-
-
-async def _send_once(
-    channel: discord.abc.Messageable, piece: str, extras: dict[str, Any]
-) -> discord.Message:
-    """Send one piece; after a lost connection, again with the same nonce (no duplicate)."""
-    send = functools.partial(
-        channel.send,
-        piece,
-        allowed_mentions=NO_MENTIONS,
-        suppress_embeds=True,
-        nonce=uuid.uuid4().hex[:25],  # Discord's limit: 25 characters
-        **extras,
-    )
-    try:
-        return await send()
-    except aiohttp.ClientConnectionError as exc:
-        log.info("connection lost sending a message (%s); sending again", type(exc).__name__)
-    return await send()
 
 
 async def send_followups(interaction: discord.Interaction[Any], reply: Reply) -> None:

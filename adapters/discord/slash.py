@@ -15,6 +15,7 @@ import discord
 from discord import app_commands
 
 from adapters.discord.context import Admins, interaction_context
+from adapters.discord.live import InteractionSurface
 from adapters.discord.replies import (
     Reply,
     answer_reply,
@@ -22,6 +23,7 @@ from adapters.discord.replies import (
     error_reply,
     send_followups,
 )
+from adapters.discord.streaming import stream_reply, streaming_on
 from bot.commands import ADMINS_ONLY, ASK, HELP, MAP, REINDEX, REPOS, STATUS, Command
 from bot.core import Core
 
@@ -41,6 +43,19 @@ class SlashCommands:
         if not await _defer(interaction, ephemeral=False):
             return
         ctx = interaction_context(interaction, self._admins)
+        if streaming_on(self._core):
+            surface = InteractionSurface(interaction)
+            outcome = await stream_reply(
+                self._core,
+                question,
+                ctx,
+                surface,
+                quote=question,
+                what=f"the answer to interaction {interaction.id}",
+            )
+            if outcome.error is not None:
+                await self._fail_privately(interaction, error_reply(outcome.error))
+            return
         try:
             reply = await answer_reply(self._core, question, ctx, quote=True)
         except Exception as exc:  # noqa: BLE001 - the user gets a sentence, the log the rest

@@ -38,12 +38,15 @@ def link_citations(text: str, citations: Sequence[Citation], fmt: LinkFormat) ->
     return "".join(out)
 
 
-def split_message(text: str, limit: int) -> list[str]:
+def split_message(text: str, limit: int, *, paragraphs: bool = True) -> list[str]:
     """Split markdown into pieces of at most `limit` characters.
 
     Prefers paragraph, then line boundaries; never leaves a code fence open in
     a piece (it is closed and reopened, with its language, in the next one).
     A single line longer than the limit is cut hard as a last resort.
+    With `paragraphs=False` every piece is filled line by line before the next
+    begins, so the pieces of a growing text stay put: all but the last are final
+    once a later piece exists (what a message edited as an answer streams needs).
     """
     if limit < 20:
         raise ValueError("limit too small to split safely")
@@ -66,7 +69,7 @@ def split_message(text: str, limit: int) -> list[str]:
 
     for line in _lines_within(text, limit - 8):
         closing = 4 if fence_open or _FENCE.match(line) else 0
-        blank_break = not line.strip() and not fence_open and size > limit // 2
+        blank_break = paragraphs and not line.strip() and not fence_open and size > limit // 2
         if size + len(line) + closing > limit or blank_break:
             flush()
             if blank_break:

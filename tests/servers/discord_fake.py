@@ -1,15 +1,26 @@
 """A strict local Discord REST API (v10) for tests, on aiohttp in the test's event loop.
 
 Serves what codecite's discord.py client calls: login (`/users/@me`,
-`/oauth2/applications/@me`), command registration, channel messages, typing,
-reactions, threads from messages, history, interaction callbacks and
-follow-up webhooks. Keeps channels, messages and interactions in memory,
+`/oauth2/applications/@me`), command registration, channel messages (posted,
+edited, deleted), typing, reactions, threads from messages, history,
+interaction callbacks, follow-up webhooks and edits of `@original`
+(`discord_edits`). Keeps channels, messages and interactions in memory,
 records every request, and refuses what Discord refuses: 401 without
 `Authorization: Bot <token>` on bot routes, 400 for content over 2,000
 characters, empty messages, bad flags, bad components or allowed_mentions,
 a second response to one interaction, follow-ups before a response, unknown
 channels/messages (404), command sync for a guild the bot is not in (403).
 Replies carry `Content-Type: application/json` exactly, as discord.py expects.
+
+Rate limits: `limits` (`discord_limits.RateLimits`) keeps Discord's per-route
+buckets (message sends and edits per channel, interaction webhook calls per
+token) and answers with `X-RateLimit-*` headers, or 429 past a bucket; every
+refusal is in `limits.exceeded`. Pass `RateLimits(())` for none.
+
+What users saw: `timeline` holds every state of every bot message with its
+`time.monotonic()` stamp; `states()`, `screen(channel, at)` and
+`first_text_at(channel, since)` read it (see `discord_edits`). Requests carry
+`at` too, for counting calls per answer.
 
 Fault knobs apply to the next matching requests in arrival order, before the
 route runs: `fail_next(status, count, retry_after, method_or_path, is_global)`
@@ -33,12 +44,15 @@ import itertools
 import json
 import math
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
 
+from tests.servers.discord_edits import JSON_BODY, MessageEdits, MessageState
+from tests.servers.discord_limits import RateLimits, too_many
 from tests.servers.discord_wire import (
     COMMAND_NAME,
     EPHEMERAL,
@@ -58,7 +72,7 @@ BOT_ID = 1_100_000_000_000_000_001
 APP_ID = 1_100_000_000_000_000_002
 OWNER_ID = 1_100_000_000_000_000_003
 API = "/api/v10"
-JSON_BODY = web.RequestKey("json_body", object)  # the parsed request body, or None
+__all__ = ["DiscordFake", "InteractionState", "MessageState", "Recorded"]
 
 
 @dataclass
@@ -69,6 +83,7 @@ class Recorded:
     authorization: str
     body: Any
     status: int = 0
+    at: float = field(default_factory=time.monotonic)  # arrival
 
 
 @dataclass(frozen=True)
@@ -106,11 +121,13 @@ class InteractionState:
     response_type: int = 0  # 0 = not yet responded
     deferred_ephemeral: bool = False
     original_pending: bool = False  # deferred and not yet filled by a follow-up
+    original_id: str | None = None  # the response message, once there is one
+    created: float = field(default_factory=time.monotonic)  # the token's 15 minutes start
     messages: list[dict[str, Any]] = field(default_factory=list)  # what the user saw
 
 
-class DiscordFake:
-    def __init__(self, *, token: str = TOKEN) -> None:
+class DiscordFake(MessageEdits):
+    def __init__(self, *, token: str = TOKEN, limits: RateLimits | None = None) -> None:
         self.token = token
         self.bot_user = user_payload(BOT_ID, "codecite", bot=True)
         self.requests: list[Recorded] = []
@@ -121,6 +138,8 @@ class DiscordFake:
         self.interactions: dict[str, InteractionState] = {}
         self._ids = itertools.count(1_200_000_000_000_000_000)
         self._faults: list[_Fault] = []
+        self.limits = limits if limits is not None else RateLimits()  # Discord's route buckets
+        self.timeline: list[MessageState] = []  # every state of every bot message
         self._changed = asyncio.Condition()
         self._runner: web.AppRunner | None = None
         self.origin = ""
@@ -232,7 +251,7 @@ class DiscordFake:
     def message_bodies(self) -> list[Any]:
         """Every request body that carried a message (channel sends, callbacks, follow-ups)."""
         kinds = ("POST", "PATCH")
-        paths = re.compile(r"/channels/\d+/messages|/webhooks/\d+/[^/]+(/messages/.+)?")
+        paths = re.compile(r"/channels/\d+/messages(/\d+)?|/webhooks/\d+/[^/]+(/messages/.+)?")
         out = [r.body for r in self.requests if r.method in kinds and paths.fullmatch(r.path)]
         for r in self.requests:
             if r.path.endswith("/callback") and r.body.get("type") in (4, 7):  # with a message
@@ -255,6 +274,9 @@ class DiscordFake:
             return await self._finish(request, body, _fault_reply(fault))
         if fault is not None and not fault.processed:
             return await self._drop(request, body)
+        verdict = self.limits.take(request.method, request.path.removeprefix(API))
+        if verdict is not None and verdict.refused:
+            return await self._finish(request, body, too_many(verdict))
         try:
             response = await handler(request)
         except DiscordError as exc:
@@ -264,6 +286,8 @@ class DiscordFake:
             response = _reply(exc.status, payload)
         if fault is not None:  # it took effect; the answer is lost on the way
             return await self._drop(request, body)
+        if verdict is not None:
+            response.headers.update(verdict.headers)
         return await self._finish(request, body, response)
 
     async def _drop(self, request: web.Request, body: Any) -> web.Response:
@@ -306,12 +330,25 @@ class DiscordFake:
             ("GET", r"/channels/(\d+)/messages", self._history, True),
             ("GET", r"/channels/(\d+)/messages/(\d+)", self._get_message, True),
             ("POST", r"/channels/(\d+)/messages", self._create_message, True),
+            ("PATCH", r"/channels/(\d+)/messages/(\d+)", self._edit_message, True),
+            ("DELETE", r"/channels/(\d+)/messages/(\d+)", self._delete_message, True),
             ("POST", r"/channels/(\d+)/typing", self._typing, True),
             ("PUT", r"/channels/(\d+)/messages/(\d+)/reactions/([^/]+)/@me", self._react, True),
             ("POST", r"/channels/(\d+)/messages/(\d+)/threads", self._thread, True),
             ("POST", r"/interactions/(\d+)/([^/]+)/callback", self._callback, False),
             ("POST", r"/webhooks/(\d+)/([^/]+)", self._followup, False),
-            ("DELETE", r"/webhooks/(\d+)/([^/]+)/messages/@original", self._delete_original, False),
+            (
+                "PATCH",
+                r"/webhooks/(\d+)/([^/]+)/messages/([^/]+)",
+                self._edit_webhook_message,
+                False,
+            ),
+            (
+                "DELETE",
+                r"/webhooks/(\d+)/([^/]+)/messages/([^/]+)",
+                self._delete_webhook_message,
+                False,
+            ),
         ]
         return [(m, re.compile(p), h, a) for m, p, h, a in rows]
 
@@ -428,6 +465,7 @@ class DiscordFake:
         if nonce:
             message["nonce"] = nonce
         self.messages[int(cid)].append(message)
+        self._show(message)
         return _reply(200, message)
 
     def _new_message(
@@ -513,6 +551,8 @@ class DiscordFake:
         if kind == 4:
             check_message(data, allowed_flags=EPHEMERAL | SUPPRESS_EMBEDS | SUPPRESS_NOTIFICATIONS)
             state.messages.append(self._interaction_message(state, data, data.get("flags", 0)))
+            state.original_id = state.messages[-1]["id"]
+            self._show(state.messages[-1], token=token)
         if request.query.get("with_response") not in ("1", "true", "True"):
             return web.Response(status=204)
         return _reply(200, self._callback_resource(state, kind, data))
@@ -540,7 +580,7 @@ class DiscordFake:
         return message
 
     async def _followup(self, request: web.Request, app_id: str, token: str) -> web.Response:
-        state = self._webhook(app_id, token)
+        state = self._live_webhook(app_id, token)
         body = request[JSON_BODY] or {}
         check_message(body, allowed_flags=EPHEMERAL | SUPPRESS_EMBEDS | SUPPRESS_NOTIFICATIONS)
         flags = body.get("flags", 0)
@@ -549,15 +589,11 @@ class DiscordFake:
             state.original_pending = False
             flags = (flags & ~EPHEMERAL) | (EPHEMERAL if state.deferred_ephemeral else 0)
         message = self._interaction_message(state, body, flags)
+        if state.original_id is None:
+            state.original_id = message["id"]
         state.messages.append(message)
+        self._show(message, token=token)
         return _reply(200, message)
-
-    async def _delete_original(self, request: web.Request, app_id: str, token: str) -> web.Response:
-        state = self._webhook(app_id, token)
-        if not state.original_pending and not state.messages:
-            raise DiscordError(404, 10008, "Unknown Message")
-        state.original_pending = False
-        return web.Response(status=204)
 
     def _webhook(self, app_id: str, token: str) -> InteractionState:
         state = self.interactions.get(token)

@@ -49,6 +49,26 @@ def check_message(body: dict[str, Any], *, allowed_flags: int) -> None:
     _check_components(body.get("components", []))
 
 
+def check_edit(body: dict[str, Any], message: dict[str, Any]) -> None:
+    """An edit of `message`: the fields it sends follow the rules of a new message, and
+    what it leaves must not be empty."""
+    content = body.get("content")
+    if content is not None and not isinstance(content, str):
+        raise invalid("content", "must be a string")
+    if content is not None and len(content) > MAX_CONTENT:
+        raise DiscordError(
+            400,
+            50035,
+            "Invalid Form Body",
+            {"content": {"_errors": [{"code": "BASE_TYPE_MAX_LENGTH", "message": "2000"}]}},
+        )
+    after = {**message, **body}  # a field sent as null is removed
+    if not after.get("content") and not after.get("components") and not after.get("embeds"):
+        raise DiscordError(400, 50006, "Cannot send an empty message")
+    _check_allowed_mentions(body.get("allowed_mentions"))
+    _check_components(body.get("components") or [])
+
+
 def _check_allowed_mentions(allowed: Any) -> None:
     if allowed is None:
         return

@@ -208,6 +208,14 @@ def test_busy_bot_says_where_a_question_stands_and_refuses_beyond_the_line(
         return ask(line, ctx, *args)
 
     monkeypatch.setattr(core, "run_command", slow)
+    stream = core.ask_stream
+
+    def slow_stream(text: str, ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        started.set()
+        release.wait(timeout=30)
+        return stream(text, ctx, *args, **kwargs)
+
+    monkeypatch.setattr(core, "ask_stream", slow_stream)  # a bare question streams
 
     async def scenario() -> None:
         async with running(core) as h:

@@ -10,6 +10,7 @@ from adapters.discord.render import (
     neutralise_mentions,
     quote_question,
     render_answer,
+    render_partial,
     render_text,
     strip_footer,
     strip_mention,
@@ -105,3 +106,24 @@ def test_text_helpers() -> None:
     assert len(thread_name("y" * 500)) <= 90
     assert thread_name("   ") == "codecite answer"
     assert render_text("") == ["(no answer)"]
+
+
+def test_a_partial_answer_shows_an_open_code_block_closed_and_the_question_first() -> None:
+    partial = "The loop:\n\n```python\ndef retry():\n    deliver()"
+    pieces = render_partial(partial, question="how do we retry?")
+    assert pieces == ["> how do we retry?\n\n" + partial + "\n```"]
+    assert render_partial("Plain @everyone text") == [f"Plain @{ZWSP}everyone text"]
+
+
+def test_every_prefix_of_a_long_streamed_answer_fits_and_keeps_full_messages() -> None:
+    lines = [f"value_{i} = compute({i})  # one step of the loop" for i in range(60)]
+    block = "```python\n" + "\n".join(lines) + "\n```"
+    text = "\n\n".join(["Explanation of the retry loop. " * 30, block, "More prose. " * 20, block])
+    final = render_partial(text)
+    assert len(final) >= 3
+    for end in range(1, len(text) + 1, 11):
+        pieces = render_partial(text[:end])
+        assert pieces[:-1] == final[: len(pieces) - 1]
+        for piece in pieces:
+            assert 0 < len(piece) <= MESSAGE_LIMIT
+            assert fences_balanced(piece)

@@ -35,13 +35,18 @@ async def answered(h: Harness, state: InteractionState, count: int = 1) -> list[
 
 def test_ask_is_deferred_before_the_core_answers_then_followed_up_with_links(core: Core) -> None:
     release = threading.Event()
-    real_ask = core.ask
+    real_ask, real_stream = core.ask, core.ask_stream
 
     def slow_ask(*args: Any, **kwargs: Any) -> Any:
         assert release.wait(20), "the test never saw the deferral"
         return real_ask(*args, **kwargs)
 
+    def slow_stream(*args: Any, **kwargs: Any) -> Any:
+        assert release.wait(20), "the test never saw the deferral"
+        return real_stream(*args, **kwargs)
+
     core.ask = slow_ask  # type: ignore[method-assign]
+    core.ask_stream = slow_stream  # type: ignore[method-assign]
 
     async def scenario() -> None:
         async with running(core) as h:

@@ -15,15 +15,21 @@ Asked = list[tuple[str, Context, tuple[Turn, ...]]]
 
 
 def record_asks(core: Core) -> Asked:
-    """Pass every question through to the real core, remembering what the adapter handed it."""
+    """Pass every question through to the real core (whole or streamed), remembering what
+    the adapter handed it."""
     asked: Asked = []
-    real = core.ask
+    real, real_stream = core.ask, core.ask_stream
 
     def ask(text: str, ctx: Context, conversation: Any = (), **kwargs: Any) -> Any:
         asked.append((text, ctx, tuple(conversation)))
         return real(text, ctx, conversation, **kwargs)
 
+    def ask_stream(text: str, ctx: Context, conversation: Any = (), **kwargs: Any) -> Any:
+        asked.append((text, ctx, tuple(conversation)))
+        return real_stream(text, ctx, conversation, **kwargs)
+
     core.ask = ask  # type: ignore[method-assign]
+    core.ask_stream = ask_stream  # type: ignore[method-assign]
     return asked
 
 

@@ -73,3 +73,40 @@ def test_link_citations_matches_whole_labels_only():
     assert out == "See <https://h/a.py#L3|a.py:L3> and a.py:L30-L40, not xa.py:L3 or lib/a.py:L3."
     both = link_citations(text, [short, longer], lambda label, url: f"[{label}]")
     assert both.startswith("See [a.py:L3] and [a.py:L30-L40],")
+
+
+def _streamed_text() -> str:
+    code = (
+        "```python\n" + "\n".join(f"step_{i} = deliver(attempt={i})" for i in range(80)) + "\n```"
+    )
+    prose = "The loop backs off between attempts. " * 12
+    return "\n\n".join([prose, code, prose, "short line", code, prose])
+
+
+def test_filled_pieces_stay_put_while_the_text_grows():
+    text = _streamed_text()
+    final = split_message(text, 500, paragraphs=False)
+    assert len(final) > 4
+    for end in range(1, len(text) + 1, 7):
+        pieces = split_message(text[:end], 500, paragraphs=False)
+        # Every piece before the last is already final: a message that is full never changes.
+        assert pieces[:-1] == final[: len(pieces) - 1], end
+        # The last one only grows; at most its unfinished line moves on to the next piece.
+        head = pieces[-1].rsplit("\n", 1)[0].rstrip("\n")
+        assert final[len(pieces) - 1].startswith(head), end
+        for piece in pieces:
+            assert len(piece) <= 500
+
+
+def test_filled_pieces_keep_fences_and_lose_nothing():
+    text = _streamed_text()
+    pieces = split_message(text, 500, paragraphs=False)
+    paragraph_pieces = split_message(text, 500)
+    assert len(pieces) <= len(paragraph_pieces)  # filling never takes more messages
+    for piece in pieces:
+        assert _balanced(piece), piece
+    reopened = sum(p.startswith("```python") for p in pieces[1:])
+    assert reopened >= 2  # the blocks straddle pieces and reopen with their language
+    joined = "\n".join(pieces)
+    for i in range(80):
+        assert joined.count(f"step_{i} = deliver(attempt={i})") == 2
