@@ -1,0 +1,237 @@
+"""Slack's AI-app pane through the real Bolt app over signed HTTP, against the strict fake.
+
+The Core is real over two real indexed git repositories (shop: webhooks, billing:
+discounts); `codecite.toml` maps C0SHOP to shop only (see conftest).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.config import Settings, load_file_config
+from bot.core import Core
+from bot.retrieval.symbol_questions import detect_symbol_question
+from tests.servers.openai_fake import FakeOpenAI
+from tests.servers.slack_assistant_fake import status_shown, thread_title
+from tests.servers.slack_fake import BOT_TOKEN, FakeSlack
+from tests.support.slack_driver import CHANNEL, SIGNING_SECRET, Driver, Running, _run
+from tests.support.slack_pane import (
+    PANE,
+    ask_in_pane,
+    move_to,
+    open_pane,
+    pane_posts,
+    wait_posts,
+)
+
+QUESTION = "where do we retry failed webhooks?"
+DISCOUNTS = "how is the volume discount computed?"
+
+
+def _drain(*runs: Running) -> None:
+    for run in runs:
+        run.server.stop()
+        run.bot.close()
+
+
+def _pane_calls(slack: FakeSlack, method: str) -> list[dict[str, Any]]:
+    return [c.params for c in slack.calls_to(f"assistant.threads.{method}")]
+
+
+def _prompts(slack: FakeSlack) -> list[dict[str, str]]:
+    params = slack.wait_for(lambda: _pane_calls(slack, "setSuggestedPrompts"))[-1]
+    return list(params["prompts"])
+
+
+# -- greeting and suggested prompts -----------------------------------------------------------
+
+
+def test_a_new_pane_thread_is_greeted_with_prompts_from_the_index(
+    slack: FakeSlack, driver: Driver
+) -> None:
+    thread_ts = open_pane(driver, viewing=CHANNEL)  # no entry: every repository
+    [hello] = wait_posts(slack, thread_ts, 1)
+    assert "*billing*" in hello["text"] and "*shop*" in hello["text"]
+    prompts = _prompts(slack)
+    assert 1 <= len(prompts) <= 4
+    messages = [p["message"] for p in prompts]
+    assert {"How is billing organised?", "How is shop organised?"} <= set(messages)
+    symbols = [m for m in messages if m.startswith("Where is `")]
+    assert symbols, messages
+    for message in messages:  # each one a question the symbol table answers exactly
+        assert detect_symbol_question(message) is not None, message
+    # Bolt's say() keeps the thread context in the greeting's metadata.
+    assert hello["metadata"]["event_payload"]["channel_id"] == CHANNEL
+    params = _pane_calls(slack, "setSuggestedPrompts")[-1]
+    assert (params["channel_id"], params["thread_ts"]) == (PANE, thread_ts)
+
+
+def test_prompts_follow_the_viewed_channels_scope(slack: FakeSlack, driver: Driver) -> None:
+    open_pane(driver, viewing="C0SHOP")  # mapped to shop only
+    prompts = _prompts(slack)
+    text = " ".join(p["title"] + p["message"] for p in prompts)
+    assert "How is shop organised?" in text
+    assert "billing" not in text and "compute_volume_discount" not in text
+
+
+def test_a_refused_dm_user_is_told_in_one_sentence(
+    slack: FakeSlack, driver: Driver, core: Core
+) -> None:
+    core.use_config(core.config.model_copy(update={"dm_allowlist": ("USOMEONE",)}))
+    thread_ts = open_pane(driver)
+    [hello] = wait_posts(slack, thread_ts, 1)
+    assert "Direct messages to codecite are not enabled for you" in hello["text"]
+    assert "incident" in hello["text"] and "Traceback" not in hello["text"]
+    assert not _pane_calls(slack, "setSuggestedPrompts")
+
+
+# -- questions: status, title, answer ---------------------------------------------------------
+
+
+def test_a_question_shows_a_status_titles_the_thread_and_is_answered_there(
+    slack: FakeSlack, driver: Driver, running: Running
+) -> None:
+    thread_ts = open_pane(driver)
+    wait_posts(slack, thread_ts, 1)
+    ask_in_pane(driver, thread_ts, QUESTION)
+    _, answer = wait_posts(slack, thread_ts, 2)
+    assert "`shop/webhooks.py:L" in answer["text"] and "shop main@" in answer["text"]
+    assert answer["blocks"][-1]["type"] == "actions"  # the 👍/👎 buttons
+    methods = [c.method for c in slack.calls if c.ok]
+    first_status = methods.index("assistant.threads.setStatus")
+    assert first_status < len(methods) - 1 - methods[::-1].index("chat.postMessage")
+    assert _pane_calls(slack, "setStatus")[0]["status"] == "is searching…"
+    assert thread_title(slack, PANE, thread_ts) == QUESTION
+    assert status_shown(slack, PANE, thread_ts) == ""  # the answer took it down
+    _drain(running)
+    assert not slack.calls_to("reactions.add")  # the DM handlers never saw it
+
+
+def test_a_retried_pane_message_is_answered_once(
+    slack: FakeSlack, driver: Driver, running: Running
+) -> None:
+    thread_ts = open_pane(driver)
+    wait_posts(slack, thread_ts, 1)
+    ts = ask_in_pane(driver, thread_ts, QUESTION)
+    event = {"type": "message", "channel_type": "im", "channel": PANE, "user": "UASKER"}
+    event.update(text=QUESTION, ts=ts, thread_ts=thread_ts)
+    assert driver.event(event, event_id="EvRETRY", retry=1)[0] == 200
+    wait_posts(slack, thread_ts, 2)
+    _drain(running)
+    assert len(pane_posts(slack, thread_ts)) == 2  # the greeting and one answer
+    assert not slack.calls_to("reactions.add")
+
+
+def test_a_second_question_keeps_the_title(
+    slack: FakeSlack, driver: Driver, running: Running
+) -> None:
+    thread_ts = open_pane(driver)
+    wait_posts(slack, thread_ts, 1)
+    ask_in_pane(driver, thread_ts, QUESTION)
+    wait_posts(slack, thread_ts, 2)
+    ask_in_pane(driver, thread_ts, "and who calls it?")
+    wait_posts(slack, thread_ts, 3)
+    assert len(_pane_calls(slack, "setTitle")) == 1
+    assert thread_title(slack, PANE, thread_ts) == QUESTION
+
+
+# -- the viewed channel decides the scope -----------------------------------------------------
+
+
+def test_moving_to_a_mapped_channel_narrows_the_answers(slack: FakeSlack, driver: Driver) -> None:
+    thread_ts = open_pane(driver, viewing=CHANNEL)
+    wait_posts(slack, thread_ts, 1)
+    ask_in_pane(driver, thread_ts, DISCOUNTS)
+    _, wide = wait_posts(slack, thread_ts, 2)
+    assert "billing/discounts.py" in wide["text"]
+    move_to(driver, thread_ts, "C0SHOP")
+    hello = slack.wait_for(
+        lambda: (
+            (m := pane_posts(slack, thread_ts)[0])["metadata"]["event_payload"]["channel_id"]
+            == "C0SHOP"
+            and m
+        )
+    )
+    assert hello["blocks"]  # the greeting kept its text and blocks
+    ask_in_pane(driver, thread_ts, DISCOUNTS)
+    narrow = wait_posts(slack, thread_ts, 3)[-1]
+    assert "billing" not in narrow["text"]
+    assert "shop main@" in narrow["text"]
+
+
+# -- ordinary DMs stay with the handlers ------------------------------------------------------
+
+
+def test_dms_outside_the_pane_are_answered_as_before(
+    slack: FakeSlack, driver: Driver, running: Running
+) -> None:
+    top = driver.say(QUESTION, channel=PANE, channel_type="im", mention=False)
+    [flat] = slack.wait_for(lambda: slack.bot_posts(PANE))
+    assert "thread_ts" not in flat
+    driver.say(
+        "and who calls it?",
+        channel=PANE,
+        channel_type="im",
+        mention=False,
+        thread_ts=top["ts"],
+    )
+    slack.wait_for(lambda: pane_posts(slack, top["ts"]))
+    _drain(running)
+    assert len(slack.calls_to("reactions.add")) == 2  # the handlers' 👀, once per message
+    assert not [c for c in slack.calls if c.method.startswith("assistant.threads.")]
+    assert len(pane_posts(slack, top["ts"])) == 1
+
+
+# -- follow-ups keep the conversation (a model on the fake OpenAI server) ---------------------
+
+
+@pytest.fixture
+def model_core(
+    slack: FakeSlack,
+    config_toml: Path,
+    indexed_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[tuple[Core, FakeOpenAI]]:
+    with FakeOpenAI() as openai:
+        monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
+        monkeypatch.setenv("SLACK_SIGNING_SECRET", SIGNING_SECRET)
+        monkeypatch.setenv("CODECITE_SLACK_API_URL", slack.base_url)
+        monkeypatch.setenv("CODECITE_CONFIG", str(config_toml))
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-pane-0123456789")
+        monkeypatch.setenv("OPENAI_BASE_URL", openai.base_url)
+        monkeypatch.setenv("CODECITE_EMBED_MODEL", "none")
+        settings = Settings()
+        shutil.copytree(indexed_home, settings.home)
+        core = Core.from_settings(settings, load_file_config(config_toml))
+        yield core, openai
+        core.close()
+
+
+def test_a_follow_up_carries_the_earlier_turns_to_the_model(
+    slack: FakeSlack, model_core: tuple[Core, FakeOpenAI]
+) -> None:
+    core, openai = model_core
+    run = _run(core)
+    try:
+        driver = Driver(slack, run.server.url())
+        thread_ts = open_pane(driver)
+        wait_posts(slack, thread_ts, 1)
+        ask_in_pane(driver, thread_ts, QUESTION)
+        wait_posts(slack, thread_ts, 2)
+        asked = len(openai.bodies("/chat/completions"))
+        ask_in_pane(driver, thread_ts, "how many attempts does it make?")
+        wait_posts(slack, thread_ts, 3)
+    finally:
+        _drain(run)
+    later = openai.bodies("/chat/completions")[asked:]
+    answering = [b for b in later if "how many attempts" in str(b["messages"])]
+    assert answering, "the follow-up never reached the model"
+    contents = [str(m.get("content")) for m in answering[-1]["messages"]]
+    assert any(QUESTION in c for c in contents)  # the earlier question, as a turn
+    greeting = pane_posts(slack, thread_ts)[0]["text"]
+    assert not any(greeting[:40] in c for c in contents)  # the greeting is no turn
