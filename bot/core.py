@@ -224,10 +224,11 @@ class Core:
         conversation: Sequence[Turn] = (),
         *,
         repos: frozenset[str] | None = None,
+        progress: Callable[[str], None] | None = None,
     ) -> AnswerStream:
-        """As `ask`, its text in safe pieces as the model writes it; then `.answer`, recorded."""
+        """As `ask`, in safe pieces as the model writes (`progress` hears the stages first)."""
         question = self._question(text, ctx, conversation, repos)
-        stream = self._composer.answer_stream(question, self._states(question.scope))
+        stream = self._composer.answer_stream(question, self._states(question.scope), progress)
         return stream.then(lambda a: replace(a, answer_id=self._record(ctx, question.text, a)))
 
     def _question(

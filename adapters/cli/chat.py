@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from adapters.cli.render import print_answer, print_streamed
+from adapters.cli.status import StatusLine
 from adapters.common.errors import user_facing
 from bot.commands import ASK, REINDEX, Syntax, command_list, parse
 from bot.core import CLI, Core
@@ -61,7 +62,9 @@ def run_chat(
         if not interactive:
             console.print(f"[bold cyan]you>[/bold cyan] {text}", highlight=False)
         try:
-            answer = print_streamed(console, core.ask_stream(text, CLI, history, repos=scope))
+            with StatusLine(console) as status:
+                stream = core.ask_stream(text, CLI, history, repos=scope, progress=status)
+                answer = print_streamed(console, stream, status, live=core.settings.stream_answers)
         except BotError as exc:
             console.print(f"[red]{exc.user_message}[/red]", highlight=False)
             continue

@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from adapters.cli.chat import run_chat
 from adapters.cli.logs import setup_logging
 from adapters.cli.render import print_answer, print_report, print_streamed
+from adapters.cli.status import StatusLine
 from adapters.common.errors import user_facing
 from adapters.sections import PLATFORM_SECTIONS
 from bot.commands import Syntax
@@ -128,7 +129,9 @@ def cmd_index(core: Core, args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_ask(core: Core, args: argparse.Namespace, console: Console) -> int:
-    print_streamed(console, core.ask_stream(args.question, CLI, repos=_scope(args)))
+    with StatusLine(console) as status:
+        stream = core.ask_stream(args.question, CLI, repos=_scope(args), progress=status)
+        print_streamed(console, stream, status, live=core.settings.stream_answers)
     return 0
 
 

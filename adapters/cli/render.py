@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
 
+from adapters.cli.status import StatusLine
 from bot.answer.streaming import AnswerStream
 from bot.ingest.pipeline import IngestReport
 from bot.llm.pricing import describe_cost
@@ -17,15 +18,25 @@ def print_answer(console: Console, answer: Answer, *, details: bool = True) -> N
     print_footer(console, answer, details=details)
 
 
-def print_streamed(console: Console, stream: AnswerStream) -> Answer:
+def print_streamed(
+    console: Console, stream: AnswerStream, status: StatusLine | None = None, *, live: bool = True
+) -> Answer:
     """Plain text pieces as the model writes them, then the footer; the whole answer at
-    once (as markdown) when the output is not a terminal."""
-    if not console.is_terminal:
-        print_answer(console, stream.answer)
-        return stream.answer
+    once (as markdown) when the output is not a terminal or not `live` (CODECITE_STREAM
+    off). The answer replaces `status`."""
+    if not (console.is_terminal and live):
+        answer = stream.answer  # the status stays up while the model writes
+        if status is not None:
+            status.clear()
+        print_answer(console, answer)
+        return answer
     for piece in stream:
+        if status is not None:
+            status.clear()
         console.file.write(piece)  # as written: rich would re-wrap and restyle each piece
         console.file.flush()
+    if status is not None:
+        status.clear()  # an answer with no text at all
     console.file.write("\n")
     print_footer(console, stream.answer)
     return stream.answer

@@ -13,6 +13,7 @@ from dataclasses import replace
 from bot.answer.citations import resolve_citations
 from bot.answer.extractive import extractive_answer
 from bot.answer.permalinks import Permalinker
+from bot.answer.progress import Progress, Reporter, pruning, reading, searching, writing
 from bot.answer.prompts import NOT_ANSWERED, build_messages
 from bot.answer.safety import make_safe
 from bot.answer.streaming import AnswerStream, ended
@@ -20,6 +21,7 @@ from bot.answer.symbol_answer import facts_block, map_answer, missing_note, symb
 from bot.llm.chat import LLM, Completion, Message
 from bot.models import Answer, AnswerMode, Citation, Freshness, Question, RepoState, Usage
 from bot.retrieval.prune import Pruner
+from bot.retrieval.query import analyze
 from bot.retrieval.retriever import Retrieval, Retriever, Source
 from bot.text.counting import count_tokens
 
@@ -54,15 +56,22 @@ class Composer:
             text, citations, mode, usage, retrieval, states, (started, answered_at)
         )
 
-    def answer_stream(self, question: Question, states: dict[str, RepoState]) -> AnswerStream:
+    def answer_stream(
+        self, question: Question, states: dict[str, RepoState], progress: Progress | None = None
+    ) -> AnswerStream:
         """As `answer`, the model's text released in safe pieces as it is written.
 
         Without a model (or with nothing to send it) the whole answer is one piece.
-        A stream that fails to start raises ServiceError as `answer` does.
+        A stream that fails to start raises ServiceError as `answer` does. `progress`
+        hears what is being done ("searching billing…") until the model starts writing.
         """
         started = time.perf_counter()
+        report = Reporter(progress)
+        report(searching(analyze(retrieval_text(question))))
         retrieval = self._retrieve(question, states)
         answered_at = time.perf_counter()
+        if retrieval.sources:
+            report(reading(len(retrieval.sources), retrieval.timings))
         link = Permalinker(states)
         exact = retrieval.symbols is not None and retrieval.symbols.answerable
         if self.llm is None or not (retrieval.sources or exact):
@@ -71,7 +80,8 @@ class Composer:
             return AnswerStream.whole(
                 self._finished(text, citations, mode, usage, retrieval, states, clock)
             )
-        sources, messages, usage = self._model_input(question, retrieval)
+        sources, messages, usage, staged = self._model_input(question, retrieval, report)
+        report(writing(len(sources), {**retrieval.timings, **staged}))
         pieces = self.llm.stream(messages, max_tokens=self.max_tokens)
         source_text = "\n".join(s.text for s in retrieval.sources)
 
@@ -89,7 +99,8 @@ class Composer:
             answer = self._finished(
                 text, citations, "llm", usage + used, retrieval, states, (started, answered_at)
             )
-            return replace(answer, text=ended(answer.text, cut_off))
+            timings = {**answer.timings, **staged}
+            return replace(answer, text=ended(answer.text, cut_off), timings=timings)
 
         return AnswerStream.of_model(pieces, render, finish)
 
@@ -145,23 +156,28 @@ class Composer:
             terms = (*retrieval.analysis.terms, *retrieval.analysis.exact_terms)
             text, citations = extractive_answer(terms, retrieval.sources, link)
             return _noted(missing_note(facts), text), citations, "extractive", usage
-        sources, messages, usage = self._model_input(question, retrieval)
+        sources, messages, usage, _ = self._model_input(question, retrieval, Reporter(None))
         completion = self.llm.complete(messages, max_tokens=self.max_tokens)
         text, citations = resolve_citations(completion.text, sources, link)
         usage = usage + Usage(completion.prompt_tokens, completion.completion_tokens)
         return text, citations, "llm", usage
 
     def _model_input(
-        self, question: Question, retrieval: Retrieval
-    ) -> tuple[list[Source], list[Message], Usage]:
-        """The (pruned) sources the model sees, its messages, and the usage so far."""
+        self, question: Question, retrieval: Retrieval, report: Reporter
+    ) -> tuple[list[Source], list[Message], Usage, dict[str, float]]:
+        """The (pruned) sources the model sees, its messages, the usage so far, and how
+        long pruning took (under "prune", when it ran)."""
         usage, sources = retrieval.usage, retrieval.sources
-        if self.pruner is not None:
+        timings: dict[str, float] = {}
+        if self.pruner is not None and len(sources) > 1:  # one source is kept unjudged
+            report(pruning(len(sources)))
+            pruned_from = time.perf_counter()
             sources, prune_usage = self.pruner.prune(question.text, sources)
+            timings["prune"] = time.perf_counter() - pruned_from
             usage = usage + prune_usage
         facts = facts_block(retrieval.symbols, sources)
         messages = build_messages(question.text, sources, question.conversation, facts=facts)
-        return sources, messages, usage
+        return sources, messages, usage, timings
 
     def repo_map(self, states: dict[str, RepoState]) -> Answer:
         """The map of these repositories: directory tree and key symbols."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -41,6 +42,9 @@ MAX_DEFINITION_BOOSTS = 6  # boost files defining a named symbol only when few a
 HYDE_WEIGHT = 0.7  # the hypothetical code helps, but the question itself leads
 HYDE_TERMS = 60
 SUBJECT_WEIGHT = 1.0  # a long question's first line counts as much again as the whole of it
+HYDE_THREADS = 4  # questions whose hypothetical snippet is being written at once
+
+Expander = Callable[[str], tuple[str, Usage]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +84,17 @@ class Retriever:
         file_weight: float = 0.35,
         context_tokens: int = 6000,
         max_sources: int = 12,
-        expander: Callable[[str], tuple[str, Usage]] | None = None,
+        expander: Expander | None = None,
         symbols: SymbolLookup | None = None,
     ) -> None:
         self._index = index
         self.symbol_finder = SymbolFinder(index, symbols)
         self._embedder = embedder
         self._expander = expander
+        # HyDE waits on the model while the question's own searches use the CPU: both at once.
+        self._hyde_pool = (
+            ThreadPoolExecutor(HYDE_THREADS, thread_name_prefix="hyde") if expander else None
+        )
         self._file_weight = file_weight
         self._context_tokens = context_tokens
         self._max_sources = max_sources
@@ -94,7 +102,7 @@ class Retriever:
     def retrieve(self, text: str, repos: frozenset[str] | None) -> Retrieval:
         started = time.perf_counter()
         analysis = analyze(text)
-        hits, usage = self._ranked(analysis, repos)
+        hits, usage, hyde_seconds = self._ranked(analysis, repos)
         ranked_at = time.perf_counter()
         facts = self.symbol_finder.find(text, repos)  # None unless the table answers exactly
         hits = exact_first(facts, hits)
@@ -105,17 +113,23 @@ class Retriever:
             "symbols": looked_up_at - ranked_at,
             "context": time.perf_counter() - looked_up_at,
         }
+        if hyde_seconds is not None:
+            timings["hyde"] = hyde_seconds  # within "search": it ran alongside
         return Retrieval(analysis, hits, sources, usage, timings, facts)
 
     def search(self, text: str, repos: frozenset[str] | None, top_k: int = 10) -> list[Hit]:
-        hits, _ = self._ranked(analyze(text), repos)
+        hits, _, _ = self._ranked(analyze(text), repos)
         return hits[:top_k]
 
-    def _ranked(self, q: QueryAnalysis, repos: frozenset[str] | None) -> tuple[list[Hit], Usage]:
+    def _ranked(
+        self, q: QueryAnalysis, repos: frozenset[str] | None
+    ) -> tuple[list[Hit], Usage, float | None]:
+        """The blended ranking, its usage, and how long HyDE took (None when it did not run)."""
         exact_terms = q.exact_terms  # computed from the symbols and paths on each access
         terms = list(dict.fromkeys((*q.terms, *exact_terms)))
         if not terms and not q.text.strip():
-            return [], Usage()
+            return [], Usage(), None
+        expanding = self._expand(q.text)
         ranked_lists: list[tuple[float, list[Hit]]] = []
         hybrid = self._hybrid(q.text, terms, repos)
         if hybrid is not None:
@@ -132,7 +146,9 @@ class Retriever:
             dense, tokens = self._dense(q.text, repos)
             if dense:
                 ranked_lists.append((1.0, dense))
-        hypothetical, usage = self._expander(q.text) if self._expander else ("", Usage())
+        hypothetical, usage, hyde_seconds = "", Usage(), None
+        if expanding is not None:
+            (hypothetical, usage), hyde_seconds = expanding.result()
         if hypothetical:
             hypo_terms = query_terms(hypothetical)[:HYDE_TERMS]
             if hypo_terms:
@@ -151,7 +167,19 @@ class Retriever:
                 (SUBJECT_WEIGHT, self._index.lexical(subject, repos=repos, k=LEXICAL_K))
             )
             files = _fuse_files(files, self._index.files_lexical(subject, repos=repos, k=FILE_K))
-        return self._blend(_fuse(ranked_lists), files, q, intent_of(q.text)), usage
+        return self._blend(_fuse(ranked_lists), files, q, intent_of(q.text)), usage, hyde_seconds
+
+    def _expand(self, text: str) -> Future[tuple[tuple[str, Usage], float]] | None:
+        """Start writing the hypothetical snippet (HyDE); None when HyDE is off."""
+        expander, pool = self._expander, self._hyde_pool
+        if expander is None or pool is None:
+            return None
+
+        def timed() -> tuple[tuple[str, Usage], float]:
+            started = time.perf_counter()
+            return expander(text), time.perf_counter() - started
+
+        return pool.submit(timed)
 
     def _hybrid(
         self, text: str, terms: list[str], repos: frozenset[str] | None

@@ -87,6 +87,21 @@ def test_piped_output_is_the_whole_answer_once(
     assert words.count("Failed deliveries are retried") == 4
     assert "Sources" in result.stdout and "shop/webhooks.py" in result.stdout
     assert "\x1b[" not in result.stdout  # no terminal control codes in a pipe
+    assert "searching" not in result.stdout and "searching" not in result.stderr
+
+
+def test_a_terminal_sees_what_the_bot_does_until_the_answer_replaces_it(
+    home: Path, env: dict[str, str], fake: FakeOpenAI
+) -> None:
+    reads = run_on_pty(home, "ask", QUESTION, env=env)
+    printed = b"".join(data for _, data in reads).decode()
+    status = printed.index("searching")
+    writing = printed.index("writing the answer from")
+    answer = printed.index("Failed deliveries")
+    assert status < writing < answer
+    # Each status overwrote the last, and the answer starts on an erased line.
+    assert printed[:answer].endswith("\r\x1b[2K")
+    assert "searching" not in printed[answer:]
 
 
 def test_a_broken_stream_on_a_terminal_ends_with_one_sentence(
@@ -98,3 +113,15 @@ def test_a_broken_stream_on_a_terminal_ends_with_one_sentence(
     assert "Failed deliveries" in printed
     assert printed.count("The answer was cut off; ask again.") == 1
     assert "Traceback" not in printed
+
+
+def test_with_streaming_off_a_terminal_gets_the_whole_answer_at_once(
+    home: Path, env: dict[str, str], fake: FakeOpenAI
+) -> None:
+    fake.stream_interval = 0.04
+    reads = run_on_pty(home, "ask", QUESTION, env={**env, "CODECITE_STREAM": "false"})
+    first = text_by(reads, "Failed deliveries")
+    footer = text_by(reads, "Sources")  # rich wraps the markdown: the footer marks the end
+    assert footer - first < 0.3, "streaming was off, yet the answer came out piece by piece"
+    printed = b"".join(data for _, data in reads).decode()
+    assert printed.index("searching") < printed.index("Failed deliveries")
