@@ -23,6 +23,7 @@ from slack_sdk.http_retry.builtin_handlers import (
 
 from adapters.common.dedupe import EventDedupe
 from adapters.slack.assistant import SlackAssistant
+from adapters.slack.assistant_pane import STATUS_INTERVAL
 from adapters.slack.handlers import SlackHandlers
 from adapters.slack.settings import SlackSettings
 from bot.core import Core
@@ -66,8 +67,13 @@ def make_client(settings: SlackSettings) -> WebClient:
 
 
 def build_bot(
-    core: Core, *, client: WebClient | None = None, settings: SlackSettings | None = None
+    core: Core,
+    *,
+    client: WebClient | None = None,
+    settings: SlackSettings | None = None,
+    status_interval: float = STATUS_INTERVAL,
 ) -> SlackBot:
+    """`status_interval`: seconds between two updates of the pane's status line."""
     settings = settings or SlackSettings.load()
     client = client or make_client(settings)
     secret = settings.signing_secret
@@ -91,7 +97,13 @@ def build_bot(
     handlers = SlackHandlers(core, client, dedupe=dedupe)
     handlers.register(app)
     # The AI-app pane (Agents & AI Apps): its threads only; every other DM reaches `handlers`.
-    assistant = SlackAssistant(core, client, dedupe=dedupe, conversations=handlers.conversations)
+    assistant = SlackAssistant(
+        core,
+        client,
+        dedupe=dedupe,
+        conversations=handlers.conversations,
+        status_interval=status_interval,
+    )
     assistant.register(app)
     return SlackBot(app=app, handlers=handlers, listeners=listeners, assistant=assistant)
 

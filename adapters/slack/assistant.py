@@ -202,13 +202,13 @@ class SlackAssistant:
                 result = self.core.run_command(incoming.command, ctx, SYNTAX)
                 self._post(incoming, render_text(result.text), status)
                 return
-            found = self._ask(incoming.text, ctx, turns, status.show)
+            stream = self._ask(incoming.text, ctx, turns, status.show)
             self._post_answer(
                 incoming.channel,
                 incoming.thread_ts,
                 team_id=incoming.team,
                 user_id=incoming.user,
-                found=found,
+                stream=stream,
                 status=status,
             )
         except Exception as exc:  # noqa: BLE001 -- every failure becomes a sentence for the user
@@ -216,12 +216,9 @@ class SlackAssistant:
 
     def _ask(
         self, text: str, ctx: Context, turns: tuple[Turn, ...], progress: Callable[[str], None]
-    ) -> Answer | AnswerStream:
-        """The core's answer: a stream when answers stream (then `progress` feeds the status
-        line once the core reports its stages)."""
-        if self.core.settings.stream_answers:
-            return self.core.ask_stream(text, ctx, turns)
-        return self.core.ask(text, ctx, turns)
+    ) -> AnswerStream:
+        """The core's answer; its stages ("searching billing…") feed the status line."""
+        return self.core.ask_stream(text, ctx, turns, progress=progress)
 
     def _post_answer(
         self,
@@ -230,12 +227,14 @@ class SlackAssistant:
         *,
         team_id: str,
         user_id: str,
-        found: Answer | AnswerStream,
+        stream: AnswerStream,
         status: StatusLine,
     ) -> None:
-        """The one place an answer reaches the pane: the whole answer in the thread (which
-        clears the status). A streamed delivery needs the recipient `team_id`/`user_id`."""
-        answer = found if isinstance(found, Answer) else _drained(found)
+        """The one place an answer reaches the pane: today the whole answer, posted once in
+        the thread (Slack then clears the status). A streamed delivery (when
+        `core.settings.stream_answers`) needs the recipient `team_id` and `user_id`."""
+        answer = _drained(stream)
+        status.done()
         messages = render_answer(answer, answer_id=answer.answer_id)
         try:
             self.outbox.post(channel, messages, thread_ts=thread_ts)
@@ -248,6 +247,8 @@ class SlackAssistant:
     def _post(
         self, incoming: Incoming, messages: list[SlackMessage], status: StatusLine | None = None
     ) -> None:
+        if status is not None:
+            status.done()
         try:
             self.outbox.post(incoming.channel, messages, thread_ts=incoming.thread_ts)
         except (SlackClientError, OSError) as exc:

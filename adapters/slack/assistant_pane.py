@@ -88,9 +88,11 @@ class PaneThreads:
 class StatusLine:
     """The pane's status under one question ("codecite is searching billing…").
 
-    Best effort: a failure loses only the status, a 429 silences it for this answer (the
-    answer must not wait for a status), and updates closer than `interval` are dropped.
-    Slack clears the status itself when the answer is posted.
+    At most one update per `interval`: a status arriving sooner waits (the newest one
+    wins) and is sent when the interval is up, unless the answer came first (`done`).
+    Best effort: a failure loses only the status, and a 429 or an unreachable Slack
+    silences it for this answer, which must never wait for a status. Slack clears the
+    status itself when the answer is posted; `clear` is for when it could not be.
     """
 
     def __init__(
@@ -99,47 +101,72 @@ class StatusLine:
         *,
         interval: float = STATUS_INTERVAL,
         clock: Callable[[], float] = time.monotonic,
+        later: Callable[[float, Callable[[], None]], object] | None = None,
     ) -> None:
         self._set_status = set_status
         self._interval = interval
         self._clock = clock
-        self._last = ""
+        self._later = later or _timer
+        self._last = ""  # shown now
+        self._waiting = ""  # to show when the interval is up
         self._sent_at: float | None = None
-        self._off = False
-        self._lock = threading.Lock()
+        self._scheduled = False
+        self._over = False  # answered, or silenced
+        self._lock = threading.Lock()  # held while sending: `done` waits for a send under way
 
     def show(self, progress: str) -> None:
         text = status_text(progress)
         with self._lock:
-            now = self._clock()
-            recent = self._sent_at is not None and now - self._sent_at < self._interval
-            if self._off or not text or text == self._last or recent:
+            if self._over or not text or text == self._last:
                 return
-            self._last, self._sent_at = text, now
-        self._send(text)
+            since = None if self._sent_at is None else self._clock() - self._sent_at
+            wait = 0.0 if since is None else self._interval - since
+            if wait <= 0:
+                self._send(text)
+                return
+            self._waiting = text
+            if self._scheduled:
+                return
+            self._scheduled = True
+        self._later(wait, self._flush)
+
+    def done(self) -> None:
+        """The answer is about to be posted: no status may follow it."""
+        with self._lock:
+            self._over = True
 
     def clear(self) -> None:
         """Take the status down (the answer could not be posted, so Slack will not)."""
         with self._lock:
-            if self._off or not self._last:
-                return
-            self._last = ""
-        self._send("")
+            shown, self._over = self._last, False
+            if shown:
+                self._send("")
+            self._over = True
+
+    def _flush(self) -> None:
+        with self._lock:
+            text, self._waiting, self._scheduled = self._waiting, "", False
+            if text and not self._over and text != self._last:
+                self._send(text)
 
     def _send(self, text: str) -> None:
+        """Under the lock."""
+        self._last, self._sent_at = text, self._clock()
         try:
             self._set_status(text)
         except SlackApiError as exc:
             log.warning("assistant.threads.setStatus failed: %s", error_code(exc))
-            silence = error_code(exc) == "ratelimited"
+            self._over = self._over or error_code(exc) == "ratelimited"
         except (SlackClientError, OSError) as exc:  # Slack unreachable: no more tries
             log.warning("assistant.threads.setStatus failed: %s", error_code(exc))
-            silence = True
-        else:
-            return
-        if silence:
-            with self._lock:
-                self._off = True
+            self._over = True
+
+
+def _timer(delay: float, job: Callable[[], None]) -> threading.Timer:
+    timer = threading.Timer(delay, job)
+    timer.daemon = True
+    timer.start()
+    return timer
 
 
 def status_text(progress: str) -> str:

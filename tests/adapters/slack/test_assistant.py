@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from adapters.slack.app import build_bot
+from adapters.slack.serve import start_http
 from bot.config import Settings, load_file_config
 from bot.core import Core
 from bot.retrieval.symbol_questions import detect_symbol_question
@@ -138,6 +140,43 @@ def test_a_second_question_keeps_the_title(
     wait_posts(slack, thread_ts, 3)
     assert len(_pane_calls(slack, "setTitle")) == 1
     assert thread_title(slack, PANE, thread_ts) == QUESTION
+
+
+def test_the_cores_progress_feeds_the_status_line(slack: FakeSlack, core: Core) -> None:
+    bot = build_bot(core, status_interval=0.0)  # every stage shown, however quick
+    run = Running(bot, start_http(bot, host="127.0.0.1", port=0))
+    try:
+        driver = Driver(slack, run.server.url())
+        thread_ts = open_pane(driver)
+        wait_posts(slack, thread_ts, 1)
+        ask_in_pane(driver, thread_ts, QUESTION)
+        wait_posts(slack, thread_ts, 2)
+    finally:
+        _drain(run)
+    statuses = [p["status"] for p in _pane_calls(slack, "setStatus")]
+    assert statuses[0] == "is searching…"  # at once, before the thread is read
+    searching = [s for s in statuses[1:] if s.startswith("is searching ")]
+    assert searching and "webhooks" in searching[0]  # the core names the subject
+    assert any(s.startswith("is reading ") and "source" in s for s in statuses)
+    assert all(
+        c.params["thread_ts"] == thread_ts for c in slack.calls_to("assistant.threads.setStatus")
+    )
+    assert status_shown(slack, PANE, thread_ts) == ""
+
+
+def test_a_pane_thread_started_on_another_process_is_recognised(
+    slack: FakeSlack, driver: Driver, running: Running, start_app: Any
+) -> None:
+    thread_ts = open_pane(driver)
+    wait_posts(slack, thread_ts, 1)
+    other = start_app()  # it never saw the thread start: it asks Slack for the parent
+    driver.url = other.server.url()  # same driver: event ids stay unique
+    ask_in_pane(driver, thread_ts, QUESTION)
+    wait_posts(slack, thread_ts, 2)
+    _drain(running, other)
+    assert _pane_calls(slack, "setTitle")  # the pane's path, not the DM handlers'
+    assert not slack.calls_to("reactions.add")
+    assert len(pane_posts(slack, thread_ts)) == 2
 
 
 # -- the viewed channel decides the scope -----------------------------------------------------
