@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from slack_bolt.context.set_status import SetStatus
@@ -155,3 +157,19 @@ def test_a_viewed_channel_with_an_entry_lends_its_scope() -> None:
     assert pane_context(dm, "C0SHOP", mapped).channel == "C0SHOP"
     assert pane_context(dm, "C0OTHER", None) == dm  # no entry: the DM's own scope
     assert pane_context(dm, "", None) == dm
+
+
+def test_the_manifest_turns_the_pane_on() -> None:
+    """Slack's AI-apps guide: the Agents & AI Apps feature (`features.assistant_view` with an
+    `assistant_description`), the `assistant:write` scope, and the events
+    assistant_thread_started, assistant_thread_context_changed and message.im."""
+    manifest = Path(__file__).parents[3] / "adapters" / "slack" / "manifest.yml"
+    text = manifest.read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\s+- ([a-z_.:]+)", text, re.M))
+    assert {"assistant:write", "chat:write", "im:history"} <= listed
+    assert {"assistant_thread_started", "assistant_thread_context_changed", "message.im"} <= listed
+    features = text.split("\nfeatures:\n", 1)[1].split("\noauth_config:", 1)[0]
+    view = re.search(r"^  assistant_view:\n((?:    .*\n|  #.*\n)+)", features, re.M)
+    assert view is not None, "assistant_view must sit directly under features"
+    description = re.search(r'^    assistant_description: "(.+)"$', view.group(1), re.M)
+    assert description is not None and description.group(1).strip()
