@@ -179,6 +179,48 @@ def test_a_pane_thread_started_on_another_process_is_recognised(
     assert len(pane_posts(slack, thread_ts)) == 2
 
 
+def test_commands_and_limits_answer_in_one_sentence(
+    slack: FakeSlack,
+    config_toml: Path,
+    indexed_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with config_toml.open("a", encoding="utf-8") as toml:
+        toml.write("[limits]\nper_user_per_minute = 1\n")
+    core = _fresh_core(slack, config_toml, indexed_home, monkeypatch)
+    run = _run(core)
+    try:
+        driver = Driver(slack, run.server.url())
+        thread_ts = open_pane(driver)
+        wait_posts(slack, thread_ts, 1)
+        ask_in_pane(driver, thread_ts, "help")  # a bare command is run, not searched
+        assert "/codecite" in wait_posts(slack, thread_ts, 2)[-1]["text"]
+        ask_in_pane(driver, thread_ts, QUESTION)
+        wait_posts(slack, thread_ts, 3)
+        ask_in_pane(driver, thread_ts, "and who calls it?")
+        refused = wait_posts(slack, thread_ts, 4)[-1]["text"]
+    finally:
+        _drain(run)
+        core.close()
+    assert "asking faster than 1 question a minute" in refused and "incident" in refused
+    assert status_shown(slack, PANE, thread_ts) == ""
+
+
+def test_an_unexpected_failure_is_one_sentence_without_details(
+    slack: FakeSlack, driver: Driver, core: Core, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("database password is hunter2")
+
+    monkeypatch.setattr(core, "ask_stream", broken)
+    thread_ts = open_pane(driver)
+    wait_posts(slack, thread_ts, 1)
+    ask_in_pane(driver, thread_ts, QUESTION)
+    text = wait_posts(slack, thread_ts, 2)[-1]["text"]
+    assert "Something went wrong on my side" in text and "incident" in text
+    assert "hunter2" not in text and "RuntimeError" not in text
+
+
 # -- the viewed channel decides the scope -----------------------------------------------------
 
 
@@ -229,6 +271,28 @@ def test_dms_outside_the_pane_are_answered_as_before(
 # -- follow-ups keep the conversation (a model on the fake OpenAI server) ---------------------
 
 
+def _fresh_core(
+    slack: FakeSlack,
+    config_toml: Path,
+    indexed_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    **env: str,
+) -> Core:
+    """A Core as the conftest's, built now (after the test changed its config or env)."""
+    env = {
+        "SLACK_BOT_TOKEN": BOT_TOKEN,
+        "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+        "CODECITE_SLACK_API_URL": slack.base_url,
+        "CODECITE_CONFIG": str(config_toml),
+        **env,
+    }
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    settings = Settings()
+    shutil.copytree(indexed_home, settings.home)
+    return Core.from_settings(settings, load_file_config(config_toml))
+
+
 @pytest.fixture
 def model_core(
     slack: FakeSlack,
@@ -237,16 +301,15 @@ def model_core(
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[tuple[Core, FakeOpenAI]]:
     with FakeOpenAI() as openai:
-        monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
-        monkeypatch.setenv("SLACK_SIGNING_SECRET", SIGNING_SECRET)
-        monkeypatch.setenv("CODECITE_SLACK_API_URL", slack.base_url)
-        monkeypatch.setenv("CODECITE_CONFIG", str(config_toml))
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-pane-0123456789")
-        monkeypatch.setenv("OPENAI_BASE_URL", openai.base_url)
-        monkeypatch.setenv("CODECITE_EMBED_MODEL", "none")
-        settings = Settings()
-        shutil.copytree(indexed_home, settings.home)
-        core = Core.from_settings(settings, load_file_config(config_toml))
+        core = _fresh_core(
+            slack,
+            config_toml,
+            indexed_home,
+            monkeypatch,
+            OPENAI_API_KEY="sk-test-pane-0123456789",
+            OPENAI_BASE_URL=openai.base_url,
+            CODECITE_EMBED_MODEL="none",
+        )
         yield core, openai
         core.close()
 
