@@ -132,9 +132,7 @@ class SlackAssistant:
 
     def _welcome(self, dm: Context, viewed: str) -> tuple[str, list[Prompt]]:
         try:
-            self.core.scope_for(dm)  # the DM rules first: the allowlist may refuse
-            ctx = pane_context(dm, viewed, self.core.channel_config(viewed))
-            repo_map = self.core.repo_map(None, ctx)
+            repo_map = self.core.repo_map(None, self._pane_ctx(dm, viewed))
         except Exception as exc:  # noqa: BLE001 -- every failure becomes a sentence for the user
             return user_facing(exc), []
         return greeting(repo_map), suggested_prompts(repo_map)
@@ -157,7 +155,8 @@ class SlackAssistant:
     # -- a message in a pane thread ------------------------------------------------------------
 
     def in_pane(self, body: dict[str, Any]) -> bool:
-        """Bolt's matcher: a threaded DM message is the pane's only in a pane thread."""
+        """Bolt's matcher: a threaded DM message is the pane's only in a pane thread. It runs
+        before the ack; a thread not seen starting costs one read of its parent, once."""
         event = body.get("event") or {}
         channel, thread_ts = str(event.get("channel") or ""), str(event.get("thread_ts") or "")
         return bool(channel and thread_ts) and self.threads.is_pane(channel, thread_ts)
@@ -185,8 +184,8 @@ class SlackAssistant:
         viewed = self._viewed(get_thread_context)
         try:
             position = self._submit(partial(self._answer, incoming, turns, viewed, status))
-        except RateLimited as exc:
-            self._post(incoming, render_text(exc.user_message))
+        except RateLimited as exc:  # the answer line is full
+            self._post(incoming, render_text(exc.user_message), status)
             return
         if position:
             self._post(incoming, render_text(in_line(position)))
@@ -196,8 +195,7 @@ class SlackAssistant:
     ) -> None:
         dm = self._dm_context(incoming.team, incoming.channel, incoming.user)
         try:
-            self.core.scope_for(dm)  # the DM rules first: the allowlist may refuse
-            ctx = pane_context(dm, viewed, self.core.channel_config(viewed))
+            ctx = self._pane_ctx(dm, viewed)
             if incoming.command is not None:
                 result = self.core.run_command(incoming.command, ctx, SYNTAX)
                 self._post(incoming, render_text(result.text), status)
@@ -272,6 +270,11 @@ class SlackAssistant:
         except (SlackClientError, OSError) as exc:  # then the DM's own scope applies
             log.warning("could not read the pane's thread context: %s", error_code(exc))
             return ""
+
+    def _pane_ctx(self, dm: Context, viewed: str) -> Context:
+        """Whose scope an answer in the pane gets; PermissionDenied when the DM rules refuse."""
+        self.core.scope_for(dm)  # the DM rules first: the allowlist may refuse
+        return pane_context(dm, viewed, self.core.channel_config(viewed))
 
     def _dm_context(self, team: str, channel: str, user: str) -> Context:
         incoming = Incoming("dm", team, channel, user, ts="", thread_ts="", text="")
