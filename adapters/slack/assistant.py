@@ -230,7 +230,8 @@ class SlackAssistant:
     ) -> None:
         """The one place an answer reaches the pane: today the whole answer, posted once in
         the thread (Slack then clears the status). A streamed delivery (when
-        `core.settings.stream_answers`) needs the recipient `team_id` and `user_id`."""
+        `core.settings.stream_answers`) needs the recipient `team_id` and `user_id`, and
+        `status.done()` before its first message, so no late status shows under it."""
         answer = _drained(stream)
         status.done()
         messages = render_answer(answer, answer_id=answer.answer_id)
