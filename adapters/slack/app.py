@@ -22,6 +22,8 @@ from slack_sdk.http_retry.builtin_handlers import (
 )
 
 from adapters.common.dedupe import EventDedupe
+from adapters.slack.assistant import SlackAssistant
+from adapters.slack.assistant_pane import STATUS_INTERVAL
 from adapters.slack.handlers import SlackHandlers
 from adapters.slack.settings import SlackSettings
 from bot.core import Core
@@ -39,11 +41,13 @@ class SlackBot:
     app: App
     handlers: SlackHandlers
     listeners: ThreadPoolExecutor
+    assistant: SlackAssistant
 
     def close(self) -> None:
         """Finish the answers already accepted, then release the pool and the event store."""
         self.listeners.shutdown(wait=True)
-        self.handlers.close()
+        self.assistant.close()
+        self.handlers.close()  # closes the event store both share
 
 
 def make_client(settings: SlackSettings) -> WebClient:
@@ -63,8 +67,13 @@ def make_client(settings: SlackSettings) -> WebClient:
 
 
 def build_bot(
-    core: Core, *, client: WebClient | None = None, settings: SlackSettings | None = None
+    core: Core,
+    *,
+    client: WebClient | None = None,
+    settings: SlackSettings | None = None,
+    status_interval: float = STATUS_INTERVAL,
 ) -> SlackBot:
+    """`status_interval`: seconds between two updates of the pane's status line."""
     settings = settings or SlackSettings.load()
     client = client or make_client(settings)
     secret = settings.signing_secret
@@ -84,9 +93,19 @@ def build_bot(
     except (SlackClientError, OSError) as exc:
         listeners.shutdown()
         raise ServiceUnavailable("Slack could not be reached; is the network up?") from exc
-    handlers = SlackHandlers(core, client, dedupe=EventDedupe(core.event_claims()))
+    dedupe = EventDedupe(core.event_claims())  # one claim per message, whoever answers it
+    handlers = SlackHandlers(core, client, dedupe=dedupe)
     handlers.register(app)
-    return SlackBot(app=app, handlers=handlers, listeners=listeners)
+    # The AI-app pane (Agents & AI Apps): its threads only; every other DM reaches `handlers`.
+    assistant = SlackAssistant(
+        core,
+        client,
+        dedupe=dedupe,
+        conversations=handlers.conversations,
+        status_interval=status_interval,
+    )
+    assistant.register(app)
+    return SlackBot(app=app, handlers=handlers, listeners=listeners, assistant=assistant)
 
 
 def build_app(

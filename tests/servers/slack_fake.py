@@ -43,6 +43,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import ModuleType
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
@@ -276,7 +277,7 @@ class FakeSlack:
             if not self.socket_url:
                 raise SlackError("internal_error")
             return {"ok": True, "url": self.socket_url}
-        handler = _METHODS.get(method)
+        handler = _METHODS.get(method) or _pane().METHODS.get(method)
         if handler is None:
             raise SlackError("unknown_method")
         self._auth(token, self.bot_token)
@@ -361,6 +362,7 @@ class FakeSlack:
             raise SlackError("invalid_blocks")
         msg: dict[str, Any] = {"type": "message", "user": BOT_USER_ID, "bot_id": BOT_ID}
         msg.update(ts=self.next_ts(), text=params.get("text", ""), blocks=params.get("blocks"))
+        msg.update(_pane().metadata_of(params))
         if params.get("thread_ts"):
             self._require_parent(params["channel"], str(params["thread_ts"]))
             msg["thread_ts"] = str(params["thread_ts"])
@@ -386,6 +388,7 @@ class FakeSlack:
         check_message(params)
         msg.update(text=params.get("text", ""), blocks=params.get("blocks"))
         msg.pop("stream", None)  # the update replaces what was streamed
+        msg.update(_pane().metadata_of(params))
         record_view(self, "chat.update", str(params["channel"]), msg)
         return {"channel": params["channel"], "ts": msg["ts"]}
 
@@ -426,7 +429,8 @@ class FakeSlack:
         page = thread[start : start + limit]
         more = start + limit < len(thread)
         meta = {"next_cursor": f"off:{start + limit}" if more else ""}
-        return {"messages": [dict(m) for m in page], "has_more": more, "response_metadata": meta}
+        listed = [_pane().as_listed(m, params) for m in page]
+        return {"messages": listed, "has_more": more, "response_metadata": meta}
 
 
 _METHODS: dict[str, Callable[[FakeSlack, dict[str, Any]], dict[str, Any]]] = {
@@ -590,3 +594,10 @@ def _handler(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(data)
 
     return Handler
+
+
+def _pane() -> ModuleType:
+    """The AI-app pane's methods and message metadata live in their own module."""
+    from tests.servers import slack_assistant_fake  # imported late: it imports this module
+
+    return slack_assistant_fake
