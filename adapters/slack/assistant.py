@@ -55,6 +55,7 @@ from adapters.slack.handlers import SYNTAX
 from adapters.slack.history import BotIdentity, load_thread
 from adapters.slack.outbox import Outbox, error_code
 from adapters.slack.render import SlackMessage, render_answer, render_text
+from adapters.slack.streamer import SlackStreamer, Undelivered
 from bot.answer.streaming import AnswerStream
 from bot.answer.suggestions import Prompt, suggested_prompts
 from bot.core import Context, Core
@@ -87,6 +88,7 @@ class SlackAssistant:
             token=client.token, base_url=client.base_url, timeout=STATUS_TIMEOUT, retry_handlers=[]
         )
         self._status_interval = status_interval
+        self._streamer = SlackStreamer(client, self.outbox)
         self._dedupe = dedupe
         self._pending: set[Future[None]] = set()
         self._lock = threading.Lock()
@@ -228,17 +230,32 @@ class SlackAssistant:
         stream: AnswerStream,
         status: StatusLine,
     ) -> None:
-        """The one place an answer reaches the pane: today the whole answer, posted once in
-        the thread (Slack then clears the status). A streamed delivery (when
-        `core.settings.stream_answers`) needs the recipient `team_id` and `user_id`, and
-        `status.done()` before its first message, so no late status shows under it."""
-        answer = _drained(stream)
-        status.done()
-        messages = render_answer(answer, answer_id=answer.answer_id)
+        """The one place an answer reaches the pane: streamed into the thread as it is
+        written (`core.settings.stream_answers`), else posted whole; the status line ends
+        before the first text, so no late status shows under it."""
+        if not self.core.settings.stream_answers:
+            answer = _drained(stream)
+            status.done()
+            messages = render_answer(answer, answer_id=answer.answer_id)
+            try:
+                self.outbox.post(channel, messages, thread_ts=thread_ts)
+            except (SlackClientError, OSError) as exc:
+                log.error("could not post the answer in %s: %s", channel, error_code(exc))
+                status.clear()
+            return
+        if not stream.streamed:
+            status.done()  # posted whole at once: no status may follow it
         try:
-            self.outbox.post(channel, messages, thread_ts=thread_ts)
-        except (SlackClientError, OSError) as exc:
-            log.error("could not post the answer in %s: %s", channel, error_code(exc))
+            self._streamer.deliver(
+                channel,
+                thread_ts,
+                team_id=team_id,
+                user_id=user_id,
+                stream=stream,
+                on_first_text=status.done,
+            )
+        except Undelivered as exc:
+            log.error("could not post the answer in %s: %s", channel, error_code(exc.cause))
             status.clear()
 
     # -- helpers -------------------------------------------------------------------------------

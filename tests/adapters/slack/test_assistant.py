@@ -337,3 +337,27 @@ def test_a_follow_up_carries_the_earlier_turns_to_the_model(
     assert any(QUESTION in c for c in contents)  # the earlier question, as a turn
     greeting = pane_posts(slack, thread_ts)[0]["text"]
     assert not any(greeting[:40] in c for c in contents)  # the greeting is no turn
+
+
+def test_a_pane_answer_streams_into_its_thread(
+    slack: FakeSlack, model_core: tuple[Core, FakeOpenAI]
+) -> None:
+    core, openai = model_core
+    openai.chat_reply = lambda body: "Deliveries are retried with backoff until they give up. " * 6
+    openai.stream_interval = 0.01
+    run = _run(core)
+    try:
+        driver = Driver(slack, run.server.url())
+        thread_ts = open_pane(driver)
+        wait_posts(slack, thread_ts, 1)
+        ask_in_pane(driver, thread_ts, QUESTION)
+        wait_posts(slack, thread_ts, 2)
+        slack.wait_for(lambda: slack.calls_to("chat.stopStream") or None)
+    finally:
+        _drain(run)
+    started = slack.calls_to("chat.startStream")
+    assert len(started) == 1 and started[0].params["thread_ts"] == thread_ts
+    answer = pane_posts(slack, thread_ts)[-1]
+    assert answer["text"].count("until they give up.") == 6
+    assert len(pane_posts(slack, thread_ts)) == 2  # the greeting and one answer
+    assert not slack.calls_to("chat.postMessage")[1:]  # only the greeting was posted whole
