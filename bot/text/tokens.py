@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from itertools import chain
+from itertools import chain, pairwise
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -40,6 +40,19 @@ STOPWORDS = frozenset(
 
 
 _VOWELS = frozenset("aeiouy")
+# Irregular past forms whose regular stem would not meet the verb ("torn down" / `teardown`).
+# Only forms with no other common meaning in code: "bound", "found", "left", "set" stay.
+IRREGULAR = {
+    "torn": "tear", "tore": "tear", "written": "write", "wrote": "write", "rewritten": "rewrite",
+    "rewrote": "rewrite", "overwritten": "overwrite", "overridden": "override",
+    "hidden": "hide", "chosen": "choose", "chose": "choose", "taken": "take", "took": "take",
+    "given": "give", "gave": "give", "broken": "break", "broke": "break", "frozen": "freeze",
+    "froze": "freeze", "driven": "drive", "thrown": "throw", "threw": "throw", "shown": "show",
+    "known": "know", "knew": "know", "drawn": "draw", "drew": "draw", "begun": "begin",
+    "began": "begin", "ran": "run", "sent": "send", "built": "build", "rebuilt": "rebuild",
+    "held": "hold", "kept": "keep", "caught": "catch", "brought": "bring", "thought": "think",
+    "stolen": "steal", "woken": "wake", "shaken": "shake", "undone": "undo",
+}  # fmt: skip
 
 
 def stem(word: str) -> str:
@@ -49,6 +62,9 @@ def stem(word: str) -> str:
     "retrying" -> "retry"; "embedded" -> "embed". Short words are left alone, so
     identifiers like `need`, `base` or `status` survive.
     """
+    irregular = IRREGULAR.get(word)
+    if irregular is not None:
+        word = irregular
     n = len(word)
     if n > 4 and word.endswith(("ies", "ied")):
         return word[:-3] + "y"
@@ -148,15 +164,49 @@ def compounds(text: str) -> list[str]:
     ]
 
 
+# Command-line options: `--setup-show`, `--debug/--no-debug`, `"-k"`, `pytest -x`. A short
+# option counts only after a quote, a backtick, `[`, or a space after a word (`pytest -x`,
+# `"-x"`, `[-x]`), and before a space, quote or bracket: not `a-x`, `(-x)` or `y = -x`.
+_FLAG = re.compile(
+    r"(?<![\w-])--([A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*)"
+    r"|(?:(?<=[\"'`\[])|(?<=\w )|^)-([A-Za-z])(?![^\s\"'`),\]=:])",
+    re.M,
+)
+FLAG_PREFIX = "__"  # no word yields a token starting with "_": option tokens stand apart
+
+
+def flags(text: str) -> list[str]:
+    """Each command-line option of `text` as one token, in order (`--setup-show` ->
+    "__setup_show", `-k` -> "__k").
+
+    Its words are tokens anyway; the option token finds where the option itself is
+    written (where it is defined, documented, or read back by name), not every use of
+    its words.
+    """
+    if "-" not in text:
+        return []
+    out = []
+    for m in _FLAG.finditer(text):
+        name = m.group(1) or m.group(2)
+        if len(name) < _MAX_TOKEN:
+            out.append(FLAG_PREFIX + name.lower().replace("-", "_"))
+    return out
+
+
+def _extras(text: str) -> list[str]:
+    """The whole-phrase tokens that come after a text's words: compounds, then options."""
+    return compounds(text) + flags(text)
+
+
 def iter_tokens(text: str) -> Iterator[str]:
-    return chain(chain.from_iterable(map(_tokens_of, _runs(text))), compounds(text))
+    return chain(chain.from_iterable(map(_tokens_of, _runs(text))), _extras(text))
 
 
 def code_tokens(text: str) -> list[str]:
     """Every token of `text`, in order, duplicates kept (term frequency matters); the
-    kebab-case compounds come after the words."""
+    kebab-case compounds and the options come after the words."""
     out = list(chain.from_iterable(map(_tokens_of, _runs(text))))
-    out.extend(compounds(text))
+    out.extend(_extras(text))
     return out
 
 
@@ -171,7 +221,7 @@ def token_counts(text: str) -> dict[str, int]:
     for run, n in Counter(_runs(text)).items():
         for token in _tokens_of(run):
             counts[token] = get(token, 0) + n
-    for token in compounds(text):
+    for token in _extras(text):
         counts[token] = get(token, 0) + 1
     return counts
 
@@ -190,8 +240,50 @@ def query_terms(text: str) -> list[str]:
         for tok in _tokens_of(word):
             if tok not in STOPWORDS:
                 seen.setdefault(tok, None)
-    for tok in compounds(text):
+    for tok in _extras(text):
         seen.setdefault(tok, None)
+    return list(seen)
+
+
+def query_words(text: str) -> list[tuple[str, ...]]:
+    """Each distinct word of a question that is not a stopword, as its tokens."""
+    seen: dict[tuple[str, ...], None] = {}
+    for word in dict.fromkeys(_WORD.findall(text)):
+        if word.lower() not in STOPWORDS:
+            tokens = tuple(tok for tok in _tokens_of(word) if tok not in STOPWORDS)
+            if tokens:
+                seen.setdefault(tokens, None)
+    return list(seen)
+
+
+_PROSE_WORD = re.compile(r"(?<![\w.])[A-Za-z]+(?![\w.])")  # not a piece of an identifier
+_PARTICLES = frozenset({"up", "down", "out", "off", "over", "on", "in"})  # "set up", "log in"
+
+
+def joined_words(text: str) -> list[str]:
+    """Adjacent words of a question written as one, the way code names them: "torn down"
+    -> "teardown", "set up" -> "setup", "file name" -> "filename" (the first word in its
+    stem's form, so "setting up" meets `setUp`).
+
+    Distinct, in order; a pair that starts with a stopword is skipped. Most pairs name
+    nothing and match no document; the few that do are the question's own compounds.
+    """
+    found = list(_PROSE_WORD.finditer(text))
+    seen: dict[str, None] = {}
+    for a, b in pairwise(found):
+        first, second = a.group().lower(), b.group().lower()
+        if len(first) < 2 or len(second) < 2:
+            continue
+        if (
+            text[a.end() : b.start()].strip()  # a kebab-case name has its own tokens
+            or first in STOPWORDS
+            or (second in STOPWORDS and second not in _PARTICLES)
+        ):
+            continue
+        base = stem(first) if first in IRREGULAR or first.endswith("ing") else first
+        joined = base + second
+        if len(joined) <= _MAX_TOKEN:
+            seen.setdefault(joined, None)
     return list(seen)
 
 

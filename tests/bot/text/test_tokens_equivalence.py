@@ -51,7 +51,8 @@ def reference_word(word: str) -> list[str]:
 
 def reference_tokens(text: str) -> list[str]:
     words = list(chain.from_iterable(map(reference_word, _WORD.findall(text))))
-    return words + tokens.compounds(text)  # compounds are tested in tests/test_tokens.py
+    # compounds and options are tested in tests/bot/text/test_tokens.py
+    return words + tokens.compounds(text) + tokens.flags(text)
 
 
 def reference_query_terms(text: str) -> list[str]:
@@ -62,7 +63,7 @@ def reference_query_terms(text: str) -> list[str]:
         for tok in reference_tokens(word):
             if tok not in STOPWORDS:
                 seen.setdefault(tok, None)
-    for tok in tokens.compounds(text):
+    for tok in tokens.compounds(text) + tokens.flags(text):
         seen.setdefault(tok, None)
     return list(seen)
 
