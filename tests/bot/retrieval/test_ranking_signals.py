@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bot.config import Settings
 from bot.core import CLI, Core
-from bot.retrieval.retriever import _Mentions
+from bot.retrieval.blend import Mentions as _Mentions
 
 NOISY_LOG = "\n".join(
     f"platform linux -- session collected item report terminal output line {n}" for n in range(30)

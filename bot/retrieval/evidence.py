@@ -1,0 +1,113 @@
+"""Evidence beyond the bag of words: what a question names, found where it is written.
+
+- **Verbatim identifiers and options.** A compound identifier (`_bench_marker_3`,
+  `RewriteHook`) or an option (`--setup-show`) that occurs in the index as a whole token
+  marks the chunks holding it: they lead the ranking, ahead of chunks that merely share
+  its parts. A chunk's share is the fraction of the named things (found in the index at
+  all) that it holds, so a question naming two identifiers puts chunks holding both first.
+- **Modules named by the question.** The question's words are matched against paths and
+  defined symbols only; a file whose path or definitions carry them ("assertion
+  rewriting" -> `assertion/rewrite.py`, "expression parsed" -> `mark/expression.py` and
+  its `ParseError`) gains whole-file relevance, the way a file the question names does.
+
+Both are index queries through the Index protocol, so LocalIndex and PineconeIndex give
+the same evidence.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from bot.index.base import Index
+from bot.models import Hit
+from bot.text.tokens import path_tokens
+
+VERBATIM_K = 60  # chunks read per named identifier; one written in more is not telling
+SELECTIVE = 5  # an identifier in at most this many chunks points at them fully
+MAX_VERBATIM = 12  # a long question names many things; only the first ones are looked up
+NAMES_K = 100  # chunks whose path matches, read to rank files by name
+NAME_RATIO = 0.6  # files whose path matches nearly as well as the best one's
+NAME_MIN = 1.0  # below this, the best path match is a common word: no file stands out
+
+
+@dataclass(frozen=True, slots=True)
+class Verbatim:
+    """Chunks holding what the question names, and each one's share of it."""
+
+    hits: list[Hit] = field(default_factory=list)  # most telling first
+    share: dict[str, float] = field(default_factory=dict)  # chunk id -> share held (0..1]
+
+    def __bool__(self) -> bool:
+        return bool(self.hits)
+
+
+def verbatim(
+    index: Index, groups: Sequence[tuple[str, ...]], repos: frozenset[str] | None
+) -> Verbatim:
+    """Look each named identifier or option up as a whole token (any of a group's tokens).
+
+    A chunk's `share` is the part of the named things found in the index that it holds,
+    each weighed by how selective it is: one written in a handful of chunks points at
+    them; one written in `VERBATIM_K` or more (`keep_attrs` in xarray, a test class's name
+    in every test method) points nowhere in particular and weighs nothing.
+    """
+    held: dict[str, float] = {}
+    first: dict[str, Hit] = {}
+    total = 0.0
+    for group in groups[:MAX_VERBATIM]:
+        hits = index.lexical(list(group), repos=repos, k=VERBATIM_K)
+        weight = selectivity(len(hits))
+        if not weight:
+            continue  # not in the index, or everywhere: the words around it decide
+        total += weight
+        for hit in hits:
+            held[hit.chunk.id] = held.get(hit.chunk.id, 0.0) + weight
+            first.setdefault(hit.chunk.id, hit)
+    if not total:
+        return Verbatim()
+    order = sorted(first, key=lambda cid: -held[cid])  # stable: BM25 order within a share
+    return Verbatim([first[cid] for cid in order], {cid: held[cid] / total for cid in order})
+
+
+def selectivity(chunks: int) -> float:
+    """1 for an identifier held by at most SELECTIVE chunks, falling (by the log of the
+    count) to 0 at VERBATIM_K; 0 for one held by none."""
+    if chunks <= 0 or chunks >= VERBATIM_K:
+        return 0.0
+    if chunks <= SELECTIVE:
+        return 1.0
+    return math.log(VERBATIM_K / chunks) / math.log(VERBATIM_K / SELECTIVE)
+
+
+def named_modules(
+    index: Index,
+    terms: Sequence[str],
+    concepts: Sequence[tuple[str, ...]],
+    repos: frozenset[str] | None,
+) -> dict[tuple[str, str], float]:
+    """Files whose paths carry the question's words: (repo, path) -> the share of the
+    question's words (`concepts`) its path holds, for the files whose path matches
+    `terms` within NAME_RATIO of the best one.
+
+    A file's path match is its best chunk's BM25 on the path field alone, so a word every
+    path carries (the package's name) counts for little; the share then says how much of
+    the question that path is ("assertion rewriting" is all of `assertion/rewrite.py`, one
+    word of a long question is little of `path.py`).
+    """
+    if not terms or not concepts:
+        return {}
+    best: dict[tuple[str, str], float] = {}
+    for hit in index.lexical(list(terms), repos=repos, k=NAMES_K, fields=("path",)):
+        best.setdefault((hit.chunk.repo, hit.chunk.path), hit.score)  # best first
+    top = max(best.values(), default=0.0)
+    if top < NAME_MIN:
+        return {}
+    shares = {}
+    for (repo, path), score in best.items():
+        if score >= NAME_RATIO * top:
+            tokens = set(path_tokens(path))
+            held = sum(1 for word in concepts if tokens.intersection(word))
+            shares[(repo, path)] = held / len(concepts)
+    return shares
