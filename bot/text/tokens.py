@@ -164,14 +164,15 @@ def compounds(text: str) -> list[str]:
     ]
 
 
-# Command-line options: `--setup-show`, `--debug/--no-debug`, `"-k"`, `pytest -x`. A short
-# option counts only after a quote, a backtick, `[`, or a space after a word (`pytest -x`,
-# `"-x"`, `[-x]`), and before a space, quote or bracket: not `a-x`, `(-x)` or `y = -x`.
-_FLAG = re.compile(
-    r"(?<![\w-])--([A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*)"
-    r"|(?:(?<=[\"'`\[])|(?<=\w )|^)-([A-Za-z])(?![^\s\"'`),\]=:])",
-    re.M,
-)
+# Command-line options: `--setup-show`, `--debug/--no-debug`, `"-k"`, `pytest -x`. A long
+# option starts after anything but a word character or a dash; a short one only after a
+# quote, a backtick, `[`, a line start or a space after a word (`pytest -x`, `"-x"`, `[-x]`),
+# and ends at a space, quote or bracket: not `a-x`, `(-x)` or `y = -x`. The scan looks for
+# dashes first (a regex that starts with a literal is fast) and checks the rest in Python.
+_DASH = re.compile(r"--?[A-Za-z]")
+_LONG_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*")
+_OPENS_SHORT = frozenset("\"'`[\n")
+_ENDS_SHORT = frozenset((*" \t\r\n\"'`),]=:", ""))  # "": the end of the text
 FLAG_PREFIX = "__"  # no word yields a token starting with "_": option tokens stand apart
 
 
@@ -186,11 +187,29 @@ def flags(text: str) -> list[str]:
     if "-" not in text:
         return []
     out = []
-    for m in _FLAG.finditer(text):
-        name = m.group(1) or m.group(2)
-        if len(name) < _MAX_TOKEN:
+    for m in _DASH.finditer(text):
+        at = m.start()
+        before = text[at - 1] if at else "\n"
+        if m.end() - at == 3:  # "--x"
+            if before.isalnum() or before in "_-":
+                continue
+            long = _LONG_NAME.match(text, at + 2)  # always: a letter follows the dashes
+            name = long.group() if long else ""
+        elif _opens_short(text, at, before) and text[at + 2 : at + 3] in _ENDS_SHORT:
+            name = text[at + 1]
+        else:
+            continue
+        if 0 < len(name) < _MAX_TOKEN:
             out.append(FLAG_PREFIX + name.lower().replace("-", "_"))
     return out
+
+
+def _opens_short(text: str, at: int, before: str) -> bool:
+    """Whether a short option may start at `at`: after a quote, backtick, `[`, a line
+    start, or a space that follows a word character."""
+    if before in _OPENS_SHORT:
+        return True
+    return before == " " and at > 1 and (text[at - 2].isalnum() or text[at - 2] == "_")
 
 
 def _extras(text: str) -> list[str]:
