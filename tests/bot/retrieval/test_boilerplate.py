@@ -3,25 +3,7 @@
 from __future__ import annotations
 
 from bot.retrieval.boilerplate import linked_paths, without_boilerplate
-
-SHOW_VERSIONS = """\
-INSTALLED VERSIONS
-------------------
-commit: None
-python: 3.11.4 | packaged by conda-forge | (main, Jun 10 2023, 18:08:17) [GCC 12.2.0]
-python-bits: 64
-OS: Linux
-OS-release: 5.15.0-76-generic
-machine: x86_64
-LANG: en_US.UTF-8
-LOCALE: ('en_US', 'UTF-8')
-libhdf5: 1.14.1
-
-xarray: 2023.7.0
-pandas: 2.0.3
-numpy: 1.25.1
-pydap: None
-sphinx: None"""
+from tests.support.reports import SHOW_VERSIONS
 
 PIP_LIST = """\
 Package        Version

@@ -92,7 +92,10 @@ def test_hyde_lifts_the_code_its_hypothetical_answer_describes(make_repo):
     # failed deliveries leads and the report comes next (the question still counts). With
     # HyDE's weight near zero the two rankings would be the same.
     assert [h.chunk.path for h in without[:2]] == ["shop/support_dashboard.py", "shop/webhooks.py"]
-    assert [h.chunk.path for h in with_hyde[:2]] == ["shop/webhooks.py", "shop/support_dashboard.py"]
+    assert [h.chunk.path for h in with_hyde[:2]] == [
+        "shop/webhooks.py",
+        "shop/support_dashboard.py",
+    ]
     assert answer.usage.prompt_tokens > 0
 
 

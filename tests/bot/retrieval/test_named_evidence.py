@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import Settings
 from bot.core import CLI, Core
 from bot.retrieval.evidence import VERBATIM_K, selectivity
+from tests.support.reports import SHOW_VERSIONS
+from tests.support.trees import index_files
 
 
 @pytest.fixture
@@ -22,13 +23,7 @@ def index_tree(tmp_path: Path) -> Iterator[object]:
     cores: list[Core] = []
 
     def build(files: dict[str, str]) -> Core:
-        tree = tmp_path / f"tree{len(cores)}"
-        for rel, text in files.items():
-            path = tree / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        core = Core.from_settings(Settings())
-        core.index_repo(str(tree), name="proj")
+        core = index_files(tmp_path / f"tree{len(cores)}", files)
         cores.append(core)
         return core
 
@@ -266,36 +261,13 @@ def show_versions(file=sys.stdout):
         print(f"{key}: {value}", file=file)
 '''
 
-REPORT = """Dataset.interp drops the attributes of data variables
+REPORT = f"""Dataset.interp drops the attributes of data variables
 
 After `ds.interp(x=new_x)` every data variable has empty attrs.
 
 <details><summary>Output of <tt>xr.show_versions()</tt></summary>
 
-INSTALLED VERSIONS
-------------------
-commit: None
-python: 3.11.4 | packaged by conda-forge | (main, Jun 10 2023, 18:08:17) [GCC 12.2.0]
-python-bits: 64
-OS: Linux
-machine: x86_64
-processor: x86_64
-byteorder: little
-LC_ALL: None
-LANG: en_US.UTF-8
-libhdf5: 1.14.1
-libnetcdf: 4.9.2
-
-xarray: 2023.7.0
-pandas: 2.0.3
-numpy: 1.25.1
-scipy: 1.11.1
-netCDF4: 1.6.4
-h5netcdf: 1.2.0
-dask: 2023.7.1
-matplotlib: 3.7.2
-setuptools: 68.0.0
-pip: 23.2.1
+{SHOW_VERSIONS}
 
 </details>
 """
