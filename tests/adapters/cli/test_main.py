@@ -66,6 +66,16 @@ def test_search_json_carries_an_absolute_relevance(indexed):
     assert all(0.0 <= r["relevance"] <= 1.0 for r in good + poor)
 
 
+def test_ask_says_what_the_code_does_not_mention(indexed):
+    home, _ = indexed
+    result = run(home, "ask", "how do we charge customers in PostgreSQL?")
+    assert result.returncode == 0, result.stderr
+    assert "The indexed code does not seem to mention PostgreSQL; the nearest places are:" in (
+        result.stdout
+    )
+    assert "shop/" in result.stdout  # the nearest places are still listed
+
+
 def test_chat_reads_questions_from_stdin(indexed):
     home, _ = indexed
     result = run(home, "chat", stdin="/repos\nwhere is the volume discount?\n/quit\n")
