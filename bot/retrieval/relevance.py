@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from bot.index.base import Index
 from bot.models import Chunk, Hit
@@ -113,7 +113,7 @@ class RelevanceJudge:
         coverage = self.coverage(text, repos)
         wanted = frozenset(t for c in coverage.concepts for t in c.tokens)
         rated = [
-            replace(h, relevance=coverage.relevance(chunk_tokens(h.chunk, wanted))) for h in hits
+            Hit(h.chunk, h.score, coverage.relevance(chunk_tokens(h.chunk, wanted))) for h in hits
         ]
         return Judgement(rated, coverage)
 
@@ -134,10 +134,9 @@ class RelevanceJudge:
 
 def chunk_tokens(chunk: Chunk, wanted: frozenset[str]) -> frozenset[str]:
     """Which of `wanted` a chunk is found by, in its text, symbol, header or path."""
-    found = set(wanted.intersection(path_tokens(chunk.path)))
-    for text in (chunk.symbol, chunk.header, chunk.text):
-        found.update(tokens_in(text, wanted - found))
-    return frozenset(found)
+    found = wanted.intersection(path_tokens(chunk.path))
+    # One search over the three texts: no token spans a line break.
+    return found | tokens_in(f"{chunk.symbol}\n{chunk.header}\n{chunk.text}", wanted - found)
 
 
 def concepts_of(text: str) -> tuple[Concept, ...]:

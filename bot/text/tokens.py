@@ -189,7 +189,18 @@ def tokens_in(text: str, wanted: Iterable[str]) -> set[str]:
     if not text.isascii():  # Unicode digits and case rules: the tokenizer itself decides
         return set(iter_tokens(text)).intersection(wanted)
     lower = text.lower()
-    return {token for token in dict.fromkeys(wanted) if token and _holds(text, lower, token)}
+    # Most wanted tokens are not in a text at all: one substring test each rules them out.
+    maybe = [
+        t
+        for t in dict.fromkeys(wanted)
+        if t
+        and (
+            t in lower
+            or (t[-1] == "y" and t[:-1] + "i" in lower)
+            or ("_" in t and t.replace("_", "-") in lower)
+        )
+    ]
+    return {token for token in maybe if _holds(text, lower, token)}
 
 
 def _holds(text: str, lower: str, token: str) -> bool:
