@@ -41,8 +41,10 @@ def _with_model(shop, fake: FakeOpenAI) -> Core:
     )
 
 
-def _first_source(body: dict) -> str:
-    return re.findall(r' n="(\d+)"', body["messages"][-1]["content"])[0]
+def _declines_citing_the_first_source(body: dict) -> str:
+    """The model's standard refusal, then the nearest place it saw."""
+    first = re.findall(r' n="(\d+)"', body["messages"][-1]["content"])[0]
+    return f"{NOT_ANSWERED} The closest is billing [{first}]."
 
 
 def test_without_a_model_the_answer_says_so_and_lists_the_nearest_places(shop):
@@ -68,9 +70,7 @@ def test_a_symbol_question_speaks_for_itself(shop):
 
 def test_the_model_hears_what_the_code_never_mentions_and_its_refusal_is_made_specific(shop):
     with FakeOpenAI() as fake:
-        fake.chat_reply = lambda body: (
-            f"{NOT_ANSWERED} The closest is billing [{_first_source(body)}]."
-        )
+        fake.chat_reply = _declines_citing_the_first_source
         core = _with_model(shop, fake)
         answer = core.ask(STRIPE, CLI)
         prompt = fake.bodies("/chat/completions")[-1]["messages"][-1]["content"]
@@ -100,9 +100,7 @@ def test_a_model_that_answers_anyway_keeps_its_answer(shop):
 
 def test_streamed_the_generic_refusal_is_never_shown(shop):
     with FakeOpenAI() as fake:
-        fake.chat_reply = lambda body: (
-            f"{NOT_ANSWERED} The closest is billing [{_first_source(body)}]."
-        )
+        fake.chat_reply = _declines_citing_the_first_source
         fake.stream_split = lambda text: [text[i : i + 3] for i in range(0, len(text), 3)]
         stream = _with_model(shop, fake).ask_stream(STRIPE, CLI)
         pieces = list(stream)
