@@ -87,6 +87,13 @@ def _undouble(word: str) -> str:
     return word
 
 
+# Each irregular form by the stem it folds to ("tear" -> "torn", "tore"): the text holds the
+# form, not the stem (see `tokens_in`).
+_IRREGULAR_FORMS: dict[str, tuple[str, ...]] = {}
+for _form in IRREGULAR:
+    _IRREGULAR_FORMS[stem(_form)] = (*_IRREGULAR_FORMS.get(stem(_form), ()), _form)
+
+
 def _identifier_tokens(ident: str) -> tuple[str, ...]:
     whole = ident.lower().strip("_")
     if not whole or len(whole) > _MAX_TOKEN:
@@ -250,33 +257,37 @@ def tokens_in(text: str, wanted: Iterable[str]) -> set[str]:
     by searching the text for each wanted token rather than tokenising all of it.
 
     Every token is a lower-cased substring of the text, or its stem (a prefix of one), but
-    for two shapes: a "-ies"/"-ied" stem ends in "y" where the text has "i", and a kebab-case
-    compound has "_" where the text has "-". Each place a probe is found is confirmed by
-    tokenising only the word around it, so the answer is exact (text with non-ASCII
-    characters is simply tokenised).
+    for four shapes: a "-ies"/"-ied" stem ends in "y" where the text has "i", a kebab-case
+    compound has "_" where the text has "-", an option token ("__setup_show") stands for
+    `--setup-show`, and an irregular form's stem ("tear") for the form ("torn"). Each place
+    a probe is found is confirmed by tokenising only the word around it, so the answer is
+    exact (text with non-ASCII characters is simply tokenised).
     """
     if not text.isascii():  # Unicode digits and case rules: the tokenizer itself decides
         return set(iter_tokens(text)).intersection(wanted)
     lower = text.lower()
     # Most wanted tokens are not in a text at all: one substring test each rules them out.
-    maybe = [
-        t
-        for t in dict.fromkeys(wanted)
-        if t
-        and (
-            t in lower
-            or (t[-1] == "y" and t[:-1] + "i" in lower)
-            or ("_" in t and t.replace("_", "-") in lower)
-        )
-    ]
+    maybe = [t for t in dict.fromkeys(wanted) if t and any(p in lower for p in _probes(t))]
     return {token for token in maybe if _holds(text, lower, token)}
 
 
+def _probes(token: str) -> tuple[str, ...]:
+    """What the text must hold, lower-cased, for `token` to be one of its tokens."""
+    if token.startswith(FLAG_PREFIX):
+        return (token.removeprefix(FLAG_PREFIX).replace("_", "-"),)
+    probes: tuple[str, ...] = (token, token[:-1] + "i") if token.endswith("y") else (token,)
+    if "_" in token:
+        probes += (token.replace("_", "-"),)
+    return probes + _IRREGULAR_FORMS.get(token, ())
+
+
 def _holds(text: str, lower: str, token: str) -> bool:
+    if token.startswith(FLAG_PREFIX):
+        return token in flags(text)
     if "_" in token and token.replace("_", "-") in lower and token in compounds(text):
         return True
-    probes = (token, token[:-1] + "i") if token.endswith("y") else (token,)
-    for probe in probes:
+    words: tuple[str, ...] = (token, token[:-1] + "i") if token.endswith("y") else (token,)
+    for probe in words + _IRREGULAR_FORMS.get(token, ()):
         at = lower.find(probe)
         while at >= 0:
             start, end = at, at + len(probe)

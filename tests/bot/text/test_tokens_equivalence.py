@@ -151,7 +151,17 @@ def test_tokens_in_agrees_with_the_tokenizer_on_this_repository(folder: str) -> 
     for path in sorted((ROOT / folder).rglob("*.py"))[:60]:
         text = path.read_text(encoding="utf-8")
         for start in range(0, len(text), 1500):
-            check_tokens_in(text[start : start + 1500], ("setup_show", "dry_run"))
+            check_tokens_in(
+                text[start : start + 1500], ("setup_show", "dry_run", "__setup_show", "tear")
+            )
+
+
+def test_tokens_in_finds_options_and_irregular_forms() -> None:
+    text = 'the stack is torn down; see "--setup-show", `-k` and rewritten_bytes'
+    wanted = ["tear", "__setup_show", "__k", "rewrit", "__x", "break", "setup_show"]
+    assert tokens_in(text, wanted) == {"tear", "__setup_show", "__k", "rewrit", "setup_show"}
+    check_tokens_in(text, tuple(wanted))
+    assert tokens_in("a-k and setup-showing", ["__k", "__setup_show"]) == set()
 
 
 def test_a_full_cache_starts_over_and_still_answers(monkeypatch: pytest.MonkeyPatch) -> None:
