@@ -22,7 +22,9 @@ RRF_K = 60
 PATH_MENTION_BOOST = 1.0  # a file the question names is as good as the best file
 MAX_DEFINITION_BOOSTS = 6  # boost files defining a named symbol only when few are named
 VERBATIM_BONUS = 1.0  # holding every named identifier outranks any blend of other evidence
-NAME_BOOST = 1.0  # a file whose path carries the question's words, as good as a named one
+# A file whose path matches the question's words about as well as the best path does counts
+# as the best file, and as one the question names when its path holds all of its words.
+NAME_BOOST = 1.0
 
 
 def rrf(
@@ -65,7 +67,8 @@ def blend(
     file kind's prior, plus its share of the identifiers named verbatim.
 
     A file the question names, or one defining a symbol it names (when it names
-    few), counts as the best file.
+    few), counts as the best file and as much again; a file among `modules` (the share of
+    the question's words its path holds) as the best file and that share of it again.
     """
     if not fused:
         return []

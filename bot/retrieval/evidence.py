@@ -28,8 +28,8 @@ VERBATIM_K = 60  # chunks read per named identifier; one written in more is not 
 SELECTIVE = 5  # an identifier in at most this many chunks points at them fully
 MAX_VERBATIM = 12  # a long question names many things; only the first ones are looked up
 NAMES_K = 100  # chunks whose path matches, read to rank files by name
-NAME_RATIO = 0.6  # files whose path matches nearly as well as the best one's
-NAME_MIN = 1.0  # below this, the best path match is a common word: no file stands out
+NAME_RATIO = 0.6  # files whose path holds nearly as much of the question as the best one's
+NAME_MIN = 0.1  # below this share of the question, no path stands out
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,32 +82,42 @@ def selectivity(chunks: int) -> float:
 
 
 def named_modules(
-    index: Index,
-    terms: Sequence[str],
-    concepts: Sequence[tuple[str, ...]],
-    repos: frozenset[str] | None,
+    index: Index, concepts: Sequence[tuple[str, ...]], repos: frozenset[str] | None
 ) -> dict[tuple[str, str], float]:
     """Files whose paths carry the question's words: (repo, path) -> the share of the
-    question's words (`concepts`) its path holds, for the files whose path matches
-    `terms` within NAME_RATIO of the best one.
+    question's weight its path holds, for the files within NAME_RATIO of the best share.
 
-    A file's path match is its best chunk's BM25 on the path field alone, so a word every
-    path carries (the package's name) counts for little; the share then says how much of
-    the question that path is ("assertion rewriting" is all of `assertion/rewrite.py`, one
-    word of a long question is little of `path.py`).
+    Each word (`concepts`: a word's tokens) weighs its IDF among the chunks in scope, so a
+    word most chunks hold (the package's name in every path) weighs nothing, and a
+    directory and file name that together carry the question ("assertion rewriting" and
+    `assertion/rewrite.py`) stand well above a path that carries one common word. Weights
+    come from the scope alone and the candidates from one path-only search, so what else
+    the index holds does not change which files stand out.
     """
-    if not terms or not concepts:
+    words = [word for word in concepts if word]
+    if not words:
         return {}
-    best: dict[tuple[str, str], float] = {}
-    for hit in index.lexical(list(terms), repos=repos, k=NAMES_K, fields=("path",)):
-        best.setdefault((hit.chunk.repo, hit.chunk.path), hit.score)  # best first
-    top = max(best.values(), default=0.0)
-    if top < NAME_MIN:
+    stats = index.term_stats([t for word in words for t in word], repos=repos)
+    weights = [_idf(stats.chunks, max(stats.df.get(t, 0) for t in word)) for word in words]
+    total = sum(weights)
+    weighed = [(set(word), w) for word, w in zip(words, weights, strict=True) if w > 0]
+    if not total or not weighed:
         return {}
-    shares = {}
-    for (repo, path), score in best.items():
-        if score >= NAME_RATIO * top:
-            tokens = set(path_tokens(path))
-            held = sum(1 for word in concepts if tokens.intersection(word))
-            shares[(repo, path)] = held / len(concepts)
-    return shares
+    wanted = [t for tokens, _ in weighed for t in tokens]
+    hits = index.lexical(wanted, repos=repos, k=NAMES_K, fields=("path",))
+    shares: dict[tuple[str, str], float] = {}
+    for key in dict.fromkeys((h.chunk.repo, h.chunk.path) for h in hits):
+        held = set(path_tokens(key[1]))
+        shares[key] = sum(w for tokens, w in weighed if held & tokens) / total
+    best = max(shares.values(), default=0.0)
+    if best < NAME_MIN:
+        return {}
+    return {key: share for key, share in shares.items() if share >= NAME_RATIO * best}
+
+
+def _idf(chunks: int, df: int) -> float:
+    """How telling a word is in scope: BM25's IDF, 0 for a word in half the chunks or more
+    (and for one in none: it names no file)."""
+    if df <= 0 or 2 * df >= chunks:
+        return 0.0
+    return math.log((chunks - df + 0.5) / (df + 0.5))

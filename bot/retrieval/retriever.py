@@ -160,9 +160,7 @@ class Retriever:
             file_weight=self._file_weight,
             verbatim=verbatim.share,
             # A report's words say what went wrong, not where: modules are named by questions.
-            modules={}
-            if q.is_report
-            else evidence.named_modules(self._index, [*q.terms, *q.joined], q.concepts, repos),
+            modules={} if q.is_report else evidence.named_modules(self._index, q.concepts, repos),
         )
         return ranked, usage, hyde_seconds
 
