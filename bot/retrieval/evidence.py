@@ -3,15 +3,16 @@
 - **Verbatim identifiers and options.** A compound identifier (`_bench_marker_3`,
   `RewriteHook`) or an option (`--setup-show`) that occurs in the index as a whole token
   marks the chunks holding it: they lead the ranking, ahead of chunks that merely share
-  its parts. A chunk's share is the fraction of the named things (found in the index at
-  all) that it holds, so a question naming two identifiers puts chunks holding both first.
-- **Modules named by the question.** The question's words are matched against paths and
-  defined symbols only; a file whose path or definitions carry them ("assertion
-  rewriting" -> `assertion/rewrite.py`, "expression parsed" -> `mark/expression.py` and
-  its `ParseError`) gains whole-file relevance, the way a file the question names does.
+  its parts. A chunk's share is the part of the named things (found in the index at all)
+  that it holds, each weighed by how few chunks hold it, so a question naming two
+  identifiers puts chunks holding both first.
+- **Modules named by the question.** The question's words are matched against paths; a
+  file whose directory and name carry them ("assertion rewriting" ->
+  `assertion/rewrite.py`, "expression parsed" -> `mark/expression.py`) gains whole-file
+  relevance, the way a file the question names does.
 
-Both are index queries through the Index protocol, so LocalIndex and PineconeIndex give
-the same evidence.
+Both are index queries through the Index protocol (`lexical`, `term_stats`), so
+LocalIndex and PineconeIndex give the same evidence.
 """
 
 from __future__ import annotations
