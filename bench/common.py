@@ -59,8 +59,13 @@ def run_child(
     *,
     env: Mapping[str, str] | None = None,
     timeout: float | None = None,
+    json_line: bool = True,
 ) -> ChildResult:
-    """Run `python args...` (which prints one JSON line last); measure wall time and peak RSS."""
+    """Run `python args...` (which prints one JSON line last); measure wall time and peak RSS.
+
+    `python` may be any executable (a console script); with `json_line=False` its output is
+    not read and a zero exit gives `out={}`.
+    """
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.perf_counter()
         proc = subprocess.Popen(
@@ -87,6 +92,8 @@ def run_child(
         return ChildResult(None, wall, rss, timed_out=True, error=f"timed out after {timeout:.0f}s")
     if proc.returncode != 0:
         return ChildResult(None, wall, rss, error=_tail(stderr))
+    if not json_line:
+        return ChildResult({}, wall, rss)
     lines = [line for line in stdout.splitlines() if line.startswith("{")]
     if not lines:
         return ChildResult(None, wall, rss, error="no result line: " + _tail(stderr))
