@@ -16,7 +16,8 @@ serving process asking the fixed question set (bench/scale_corpus.py) unscoped a
 scoped, warm, top 10: p50/p95 and its RSS after the questions. The peer, bm25s over the
 same chunks and questions (bench/scale_peer.py, in the peer venv), runs beside it, once
 with its own tokeniser and once with codecite's tokens. `--target-chunks N` goes on
-adding the trees again under other names until N chunks (one row per pass).
+adding the trees again under other names until N chunks (one row per pass);
+`--replicas K` adds them K more times.
 
 Every measurement is its own child process (peak RSS from `os.wait4`); warm runs
 alternate codecite, bm25s, bm25s with code tokens; medians over --repeat (cold
@@ -40,6 +41,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.cases import CaseError
 from bench.common import PEER_PYTHON, ChildResult, dir_bytes, median, python_for, run_child
 from bench.scale_child import IMPORTS_SNIPPET
 from bench.scale_corpus import (
@@ -96,12 +98,11 @@ def ingest(addition: Addition, home: Path, args: argparse.Namespace) -> dict[str
 def index_counts(home: Path) -> dict[str, int]:
     """Counted in the index itself, not taken from the ingest reports."""
     conn = sqlite3.connect(f"file:{home / 'index.sqlite'}?mode=ro", uri=True)
+    tables = {"repositories": "repos", "files": "files", "chunks": "chunks"}
     try:
-        one = lambda sql: int(conn.execute(sql).fetchone()[0])  # noqa: E731
         return {
-            "repositories": one("SELECT count(*) FROM repos"),
-            "files": one("SELECT count(*) FROM files"),
-            "chunks": one("SELECT count(*) FROM chunks"),
+            key: int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+            for key, table in tables.items()
         }
     finally:
         conn.close()
@@ -174,6 +175,8 @@ def measure_row(
 def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     trees = materialise(args.tree or DEFAULT_TREES, work / "trees", args.clones)
     args.scope = args.scope or trees[0].name
+    if args.scope not in {t.name for t in trees}:
+        raise CaseError(f"--scope {args.scope} is none of the trees ({trees[0].name}, ...)")
     questions = question_set(trees, args.cases, args.per_tree, args.real_limit)
     args.qfile = write_questions(questions, work / "questions.json")
     print(f"{len(trees)} trees, {len(questions)} questions", file=sys.stderr, flush=True)
@@ -192,12 +195,13 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     while steps:
         batch = steps.pop(0)
         added = [ingest(a, home, args) | {"name": a.name} for a in batch]
-        chunks = index_counts(home)["chunks"]
-        more = bool(args.target_chunks and chunks < args.target_chunks)
+        counts = index_counts(home)
+        short = bool(args.target_chunks and counts["chunks"] < args.target_chunks)
+        more = short or copy <= args.replicas
         if not steps and more:
             copy += 1
             steps.append(replicas(trees, copy))
-        repos = index_counts(home)["repositories"]
+        repos = counts["repositories"]
         label = f"{repos} (replicas)" if batch[0].copy > 1 else str(repos)
         result["rows"].append(measure_row(label, home, added, args, last=not steps))
     result["finished"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
@@ -218,6 +222,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--scope", help="repository of the scoped searches (default: the first)")
     ap.add_argument("--cold-question", default=COLD_QUESTION)
     ap.add_argument("--target-chunks", type=int, help="add replicas until this many chunks")
+    ap.add_argument("--replicas", type=int, default=0, help="add every tree again N times")
     ap.add_argument("--repeat", type=int, default=3, help="cold starts, status, --help runs")
     ap.add_argument("--warm-repeat", type=int, default=1, help="serving processes per system")
     ap.add_argument("--no-peer", action="store_true", help="codecite only")
@@ -254,7 +259,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="codecite-scale-") as scratch:
         work = args.work or Path(scratch)
         shutil.rmtree(work / "home", ignore_errors=True)  # one data directory, built here
-        result = run(args, work)
+        try:
+            result = run(args, work)
+        except (CaseError, OSError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     print(render(result))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -100,7 +100,7 @@ def scale_table(rows: Sequence[Mapping[str, Any]]) -> str:
                 f"{row['status']['median_s']:.2f}",
                 _pair(ours.get("p50_ms"), ours.get("p95_ms")),
                 _pair(ours.get("scoped_p50_ms"), ours.get("scoped_p95_ms")),
-                _num(ours.get("serving_rss_mb"), 0), _pair(*row["load"], 2),
+                _num(ours.get("serving_rss_mb"), 0), _pair(row["load"][0], row["load"][1], 2),
             ]
         )  # fmt: skip
     return table(header, body)
@@ -123,7 +123,7 @@ def peer_table(rows: Sequence[Mapping[str, Any]]) -> str:
                 body.append([row["label"], f"{row['chunks']:,}", name, r.get("error", "")[:60]])
                 body[-1] += [None] * (len(header) - 4)
                 continue
-            ratios = [None, None, None]
+            ratios: list[str | None] = [None, None, None]
             if key != "ours" and ours.get("ok"):
                 ratios = [
                     _pair(ratio(ours["p50_ms"], r["p50_ms"]), ratio(ours["p95_ms"], r["p95_ms"])),
