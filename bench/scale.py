@@ -119,10 +119,22 @@ def cold_start(home: Path, scope: str, args: argparse.Namespace, profile: Path |
         runs["imports"].append(run_child(python, ["-c", IMPORTS_SNIPPET]))
         runs["search"].append(run_child(codecite_command(), search, env=env))
         runs["scoped"].append(run_child(codecite_command(), [*search, "--repo", scope], env=env))
-    if profile is not None:  # once more under cProfile, kept out of the medians
-        prof = ["-m", "cProfile", "-o", str(profile), "-m", "adapters.cli.main", *search]
-        run_child(python, prof, env=env)
+    if profile is not None:
+        profile_cold(search, env, profile)
     return summarise_cold(runs, scope)
+
+
+def profile_cold(search: list[str], env: dict[str, str], where: Path) -> None:
+    """The cold search once more (kept out of the medians): under cProfile, and sampled
+    by py-spy when it is installed (no profiler overhead on small functions)."""
+    python = python_for("ours")
+    prof = ["-m", "cProfile", "-o", str(where / "cold-search.prof"), "-m", "adapters.cli.main"]
+    run_child(python, [*prof, *search], env=env)
+    spy = python.parent / "py-spy"
+    if spy.exists():
+        out = where / "cold-search.spy.txt"
+        argv = ["record", "-r", "250", "-f", "raw", "-o", str(out), "--", str(python)]
+        run_child(spy, [*argv, "-m", "adapters.cli.main", *search], env=env, json_line=False)
 
 
 def warm_runs(
@@ -155,7 +167,6 @@ def measure_row(
     load_before = os.getloadavg()[0]
     counts = index_counts(home)
     profile = ctx.profile if last and ctx.profile else None
-    cold_prof = profile / "cold-search.prof" if profile else None
     row: dict[str, Any] = {
         "label": label,
         "added": [a["name"] for a in added],
@@ -163,7 +174,7 @@ def measure_row(
         "index_bytes": dir_bytes(home),
         "ingest_s": round(sum(a["seconds"] for a in added), 2),
         "ingest": added,
-        "cold": cold_start(home, ctx.scope, ctx, cold_prof),
+        "cold": cold_start(home, ctx.scope, ctx, profile),
         "status": timed_command(["status"], home, ctx.repeat),
     }
     row.update(warm_runs(home, ctx.qfile, ctx.scope, ctx, profile and profile / "warm-search.prof"))
@@ -228,7 +239,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--no-peer", action="store_true", help="codecite only")
     ap.add_argument("--peer-python", type=Path, default=PEER_PYTHON, help="a python with bm25s")
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds per child process")
-    ap.add_argument("--profile", type=Path, help="cProfile the last row's searches here")
+    ap.add_argument("--profile", type=Path, help="profile the last row's searches here")
     ap.add_argument("--quick", action="store_true", help="a smoke run: 1 repeat, 5 per tree")
     ap.add_argument("--work", type=Path, help="scratch directory (default: a temp dir)")
     ap.add_argument("--json", type=Path, help="write the results here")

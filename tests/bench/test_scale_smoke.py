@@ -7,6 +7,7 @@ that counts agree with the index itself, and that scoped searches stay in scope.
 from __future__ import annotations
 
 import contextlib
+import cProfile
 import io
 import json
 import sqlite3
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from bench import scale
+from bench import profile_summary, scale
 from bench.common import run_child
 from bench.scale_corpus import read_questions
 from bench.scale_peer import export_chunks
@@ -200,3 +201,29 @@ def test_a_scope_that_is_no_tree_is_refused(
     argv = ["--quick", "--no-peer", "--tree", f"shop={shop}", "--scope", "billing"]
     assert scale.main([*argv, "--work", str(tmp_path / "work")]) == 2
     assert capsys.readouterr().err.startswith("error: --scope billing is none of the trees")
+
+
+def test_profile_summary_reads_collapsed_stacks(tmp_path: Path) -> None:
+    spy = tmp_path / "cold.spy.txt"
+    spy.write_text(
+        "<module> (codecite:3);main (adapters/cli/main.py:280);build (bot/index/local/bm25.py:40) 6\n"
+        "<module> (codecite:3);main (adapters/cli/main.py:281);search (bot/core.py:255) 3\n"
+        "<module> (codecite:3) 1\n",
+        encoding="utf-8",
+    )
+    inclusive, own, total = profile_summary.from_collapsed(spy)
+    assert total == 10
+    assert inclusive["main (adapters/cli/main.py)"] == 9  # lines differ; one function
+    assert own["build (bot/index/local/bm25.py)"] == 6
+    assert "60.0%  build (bot/index/local/bm25.py)" in profile_summary.summary(spy, 3)
+
+
+def test_profile_summary_reads_cprofile(tmp_path: Path) -> None:
+    prof = tmp_path / "warm.prof"
+    profiler = cProfile.Profile()
+    profiler.runcall(sorted, range(10_000), key=lambda n: -n)
+    profiler.dump_stats(prof)
+    inclusive, own, total = profile_summary.from_pstats(prof)
+    assert total > 0 and max(inclusive.values()) <= total * 1.01
+    assert any(key.startswith("<lambda> (") for key in own)
+    assert profile_summary.main([str(tmp_path / "missing.prof")]) == 2
