@@ -117,8 +117,8 @@ def cold_start(home: Path, scope: str, args: argparse.Namespace, profile: Path |
     for _ in range(args.repeat):
         runs["startup"].append(run_child(python, ["-c", "pass"], json_line=False))
         runs["imports"].append(run_child(python, ["-c", IMPORTS_SNIPPET]))
-        runs["search"].append(run_child(codecite_command(), search, env=env))
-        runs["scoped"].append(run_child(codecite_command(), [*search, "--repo", scope], env=env))
+        for key, argv in (("search", search), ("scoped", [*search, "--repo", scope])):
+            runs[key].append(run_child(codecite_command(), argv, env=env, first_line=True))
     if profile is not None:
         profile_cold(search, env, profile)
     return summarise_cold(runs, scope)
