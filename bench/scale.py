@@ -162,11 +162,17 @@ def warm_runs(
 
 
 def measure_row(
-    label: str, home: Path, added: list[dict[str, Any]], ctx: argparse.Namespace, last: bool
+    label: str,
+    home: Path,
+    added: list[dict[str, Any]],
+    ctx: argparse.Namespace,
+    profile: Path | None,
 ) -> dict[str, Any]:
+    """One row of the table; `profile`: a directory for this row's profiles, if any."""
     load_before = os.getloadavg()[0]
     counts = index_counts(home)
-    profile = ctx.profile if last and ctx.profile else None
+    if profile is not None:
+        profile.mkdir(parents=True, exist_ok=True)
     row: dict[str, Any] = {
         "label": label,
         "added": [a["name"] for a in added],
@@ -209,12 +215,15 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         counts = index_counts(home)
         short = bool(args.target_chunks and counts["chunks"] < args.target_chunks)
         more = short or copy <= args.replicas
+        # profiled: the last row of the real trees, and the last row of all
+        profiled = args.profile is not None and not steps and (batch[0].copy == 1 or not more)
         if not steps and more:
             copy += 1
             steps.append(replicas(trees, copy))
         repos = counts["repositories"]
         label = f"{repos} (replicas)" if batch[0].copy > 1 else str(repos)
-        result["rows"].append(measure_row(label, home, added, args, last=not steps))
+        profile = args.profile / f"{counts['chunks']}-chunks" if profiled else None
+        result["rows"].append(measure_row(label, home, added, args, profile))
     result["finished"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     return result
 
@@ -239,7 +248,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--no-peer", action="store_true", help="codecite only")
     ap.add_argument("--peer-python", type=Path, default=PEER_PYTHON, help="a python with bm25s")
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds per child process")
-    ap.add_argument("--profile", type=Path, help="profile the last row's searches here")
+    ap.add_argument("--profile", type=Path, help="profile the searches of the last rows here")
     ap.add_argument("--quick", action="store_true", help="a smoke run: 1 repeat, 5 per tree")
     ap.add_argument("--work", type=Path, help="scratch directory (default: a temp dir)")
     ap.add_argument("--json", type=Path, help="write the results here")
@@ -265,8 +274,6 @@ def find_peer(python: Path) -> Path | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.profile:
-        args.profile.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="codecite-scale-") as scratch:
         work = args.work or Path(scratch)
         shutil.rmtree(work / "home", ignore_errors=True)  # one data directory, built here

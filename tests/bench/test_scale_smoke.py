@@ -80,10 +80,16 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     work, out = tmp / "work", tmp / "scale.json"
     argv = ["--quick", "--no-peer", "--tree", f"shop={shop}", "--tree", f"blog={blog}"]
     argv += ["--replicas", "1", "--work", str(work), "--json", str(out)]
+    argv += ["--profile", str(tmp / "prof")]
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         assert scale.main(argv) == 0
-    return {"json": json.loads(out.read_text()), "stdout": printed.getvalue(), "work": work}
+    return {
+        "json": json.loads(out.read_text()),
+        "stdout": printed.getvalue(),
+        "work": work,
+        "prof": tmp / "prof",
+    }
 
 
 def _first_table(text: str) -> list[list[str]]:
@@ -201,6 +207,20 @@ def test_a_scope_that_is_no_tree_is_refused(
     argv = ["--quick", "--no-peer", "--tree", f"shop={shop}", "--scope", "billing"]
     assert scale.main([*argv, "--work", str(tmp_path / "work")]) == 2
     assert capsys.readouterr().err.startswith("error: --scope billing is none of the trees")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_last_real_row_and_last_row_are_profiled(run: dict[str, Any]) -> None:
+    rows = run["json"]["rows"]
+    wanted = {f"{rows[1]['chunks']}-chunks", f"{rows[2]['chunks']}-chunks"}
+    assert {p.name for p in run["prof"].iterdir()} == wanted
+    for name in wanted:
+        for prof in ("cold-search.prof", "warm-search.prof"):
+            inclusive, _, total = profile_summary.from_pstats(run["prof"] / name / prof)
+            assert total > 0
+            where = "adapters/cli/main.py" if prof.startswith("cold") else "bench/scale_child.py"
+            assert any(where in key for key in inclusive)
 
 
 def test_profile_summary_reads_collapsed_stacks(tmp_path: Path) -> None:
