@@ -55,6 +55,7 @@ from bench.scale_corpus import (
 )
 from bench.scale_peer import TOKENIZERS, export_chunks
 from bench.scale_report import render, summarise_cold, summarise_warm
+from bench.trees import tree_parser
 
 HERE = Path(__file__).resolve().parent
 CHILD = HERE / "scale_child.py"
@@ -229,14 +230,7 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(
-        description="Scale: repositories added one at a time; codecite beside bm25s.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=__doc__,
-    )
-    ap.add_argument("--tree", action="append", default=[], help="tree spec, in order")
-    ap.add_argument("--clones", type=Path, help="local clones for owner/name trees")
-    ap.add_argument("--cases", type=Path, action="append", default=[], help="real questions")
+    ap = tree_parser("Scale: repositories added one at a time; codecite beside bm25s.", __doc__)
     ap.add_argument("--per-tree", type=int, default=25, help="synthetic questions per tree")
     ap.add_argument("--real-limit", type=int, help="use at most this many real questions")
     ap.add_argument("--scope", help="repository of the scoped searches (default: the first)")

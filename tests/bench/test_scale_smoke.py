@@ -22,19 +22,18 @@ from bench.scale_corpus import read_questions
 from bench.scale_peer import export_chunks
 
 SHOP = {
-    "shop/cart.py": '''"""Shopping cart."""
+    "shop/stock.py": '''"""What the warehouse holds."""
 
 
-class Cart:
-    def __init__(self):
-        self.items = []
+class Warehouse:
+    def __init__(self, shelves):
+        self.shelves = dict(shelves)
 
-    def add_item(self, sku, price, quantity=1):
-        self.items.append((sku, price, quantity))
-
-    def total(self, discount=0):
-        gross = sum(price * quantity for _, price, quantity in self.items)
-        return gross * (100 - discount) / 100
+    def reserve(self, sku, count):
+        left = self.shelves.get(sku, 0) - count
+        if left < 0:
+            raise ValueError(f"only {self.shelves.get(sku, 0)} of {sku} left")
+        self.shelves[sku] = left
 ''',
     "shop/payment.py": '''def charge_card(gateway, card, amount, attempts=3):
     """Charge a card, retrying a declined charge."""
