@@ -39,6 +39,7 @@ class ChildResult:
     timed_out: bool = False
     error: str = ""
     first_line: float | None = None  # seconds to the first line on stdout, when asked for
+    cpu: float = 0.0  # user + system seconds (less swayed than `wall` by a busy machine)
 
 
 def python_for(system: str, peer_python: Path | None = None) -> Path:
@@ -96,7 +97,8 @@ def run_child(
     result = _result(proc.returncode, stdout, stderr, wall, rss, json_line=json_line)
     if fired.is_set():
         result = ChildResult(None, wall, rss, True, f"timed out after {timeout:.0f}s")
-    return replace(result, first_line=reader.seconds if reader else None)
+    cpu = usage.ru_utime + usage.ru_stime
+    return replace(result, first_line=reader.seconds if reader else None, cpu=cpu)
 
 
 def _result(

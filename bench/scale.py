@@ -35,7 +35,7 @@ import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ from bench.scale_child import IMPORTS_SNIPPET
 from bench.scale_corpus import (
     DEFAULT_TREES,
     Addition,
+    Tree,
     additions,
     materialise,
     question_set,
@@ -190,6 +191,34 @@ def measure_row(
     return row
 
 
+def grow(
+    trees: list[Tree], home: Path, args: argparse.Namespace
+) -> Iterator[tuple[str, list[dict[str, Any]], Path | None]]:
+    """Index the trees one at a time, then replica passes while asked for; yield each row
+    to measure: (label, the ingests since the last row, where to put its profiles)."""
+    steps = [[a] for a in additions(trees)]
+    copy, added = 1, list[dict[str, Any]]()
+    while steps:
+        batch = steps.pop(0)
+        added += [ingest(a, home, args) | {"name": a.name} for a in batch]
+        counts = index_counts(home)
+        short = bool(args.target_chunks and counts["chunks"] < args.target_chunks)
+        more = short or copy <= args.replicas
+        final = not steps  # after the last real tree, or after a replica pass
+        if final and more:
+            copy += 1
+            steps.append(replicas(trees, copy))
+        if args.rows == "last" and not final:
+            continue
+        repos = counts["repositories"]
+        label = f"{repos} (replicas)" if batch[0].copy > 1 else str(repos)
+        # profiled: the last row of the real trees, and the last row of all
+        profiled = args.profile is not None and final and (batch[0].copy == 1 or not steps)
+        profile = args.profile / f"{counts['chunks']}-chunks" if profiled else None
+        yield label, added, profile
+        added = []
+
+
 def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     trees = materialise(args.tree or DEFAULT_TREES, work / "trees", args.clones)
     args.scope = args.scope or trees[0].name
@@ -208,22 +237,7 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "help": timed_command(["--help"], None, args.repeat),
         "rows": [],
     }
-    steps = [[a] for a in additions(trees)]
-    copy = 1
-    while steps:
-        batch = steps.pop(0)
-        added = [ingest(a, home, args) | {"name": a.name} for a in batch]
-        counts = index_counts(home)
-        short = bool(args.target_chunks and counts["chunks"] < args.target_chunks)
-        more = short or copy <= args.replicas
-        # profiled: the last row of the real trees, and the last row of all
-        profiled = args.profile is not None and not steps and (batch[0].copy == 1 or not more)
-        if not steps and more:
-            copy += 1
-            steps.append(replicas(trees, copy))
-        repos = counts["repositories"]
-        label = f"{repos} (replicas)" if batch[0].copy > 1 else str(repos)
-        profile = args.profile / f"{counts['chunks']}-chunks" if profiled else None
+    for label, added, profile in grow(trees, home, args):
         result["rows"].append(measure_row(label, home, added, args, profile))
     result["finished"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     return result
@@ -239,6 +253,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--replicas", type=int, default=0, help="add every tree again N times")
     ap.add_argument("--repeat", type=int, default=3, help="cold starts, status, --help runs")
     ap.add_argument("--warm-repeat", type=int, default=1, help="serving processes per system")
+    ap.add_argument(
+        "--rows",
+        choices=("all", "last"),
+        default="all",
+        help="measure after every addition, or only after the last tree and each replica pass",
+    )
     ap.add_argument("--no-peer", action="store_true", help="codecite only")
     ap.add_argument("--peer-python", type=Path, default=PEER_PYTHON, help="a python with bm25s")
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds per child process")

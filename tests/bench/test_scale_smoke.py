@@ -135,6 +135,7 @@ def test_every_figure_was_measured(run: dict[str, Any]) -> None:
     for row in result["rows"]:
         cold, ours = row["cold"], row["ours"]
         assert 0 < cold["imports_s"] < cold["first_result_s"] <= cold["exit_s"]
+        assert cold["cpu_s"] > 0 and cold["imports_cpu_s"] > 0 and ours["build_cpu_s"] > 0
         assert cold["peak_rss_mb"] > 0 and cold["scoped_peak_rss_mb"] > 0
         assert ours["ok"] == 1 and ours["questions"] == questions
         assert ours["outside_scope"] == 0  # scoped searches answered only from shop
@@ -186,6 +187,21 @@ def test_peer_searches_the_same_chunks(run: dict[str, Any], tmp_path: Path, toke
     assert len(r.out["times_ms"]) == len(r.out["scoped_times_ms"]) == len(read_questions(qfile))
     assert r.out["outside_scope"] == 0  # weight_mask kept scoped hits in shop
     assert r.out["empty"] < len(r.out["times_ms"])
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_only_the_last_row_is_measured_when_asked(tmp_path: Path) -> None:
+    shop, blog = _tree(tmp_path / "shop-src", SHOP), _tree(tmp_path / "blog-src", BLOG)
+    argv = ["--quick", "--no-peer", "--rows", "last", "--tree", f"shop={shop}"]
+    argv += ["--tree", f"blog={blog}", "--work", str(tmp_path / "work")]
+    argv += ["--json", str(tmp_path / "scale.json")]
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert scale.main(argv) == 0
+    (row,) = json.loads((tmp_path / "scale.json").read_text())["rows"]
+    assert row["label"] == "2" and row["files"] == 5
+    assert [a["name"] for a in row["ingest"]] == ["shop", "blog"]  # both ingests, one row
+    assert row["chunks"] == sum(a["chunks"] for a in row["ingest"])
 
 
 def test_a_tree_that_cannot_be_found_is_one_line(
