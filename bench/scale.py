@@ -9,15 +9,17 @@ Trees (default: requests, flask, seaborn, xarray, pytest, pylint, sphinx, sympy 
 newest commit from --clones, then this machine's standard library; see bench/trees.py for
 specs) are copied to a scratch directory and indexed one by one into the same
 CODECITE_HOME. After each addition a row records: repositories, files, chunks, bytes of
-the data directory; a fresh `codecite search --json` process to its first result (wall
-time, peak RSS, with no keys; unscoped and scoped to the first tree), and how much of it
-is the interpreter's start and importing the CLI; `codecite status` wall time; one
-serving process asking the fixed question set (bench/scale_corpus.py) unscoped and
-scoped, warm, top 10: p50/p95 and its RSS after the questions. The peer, bm25s over the
+the data directory; a fresh `codecite search --json` process to its first result line
+(wall time, its CPU seconds and peak RSS, with no keys; unscoped and scoped to the first
+tree), and how much of it is the interpreter's start and importing the CLI; `codecite
+status` wall time; one serving process asking the fixed question set
+(bench/scale_corpus.py) unscoped and scoped, warm, top 10: p50/p95 and its RSS after
+the questions. The peer, bm25s over the
 same chunks and questions (bench/scale_peer.py, in the peer venv), runs beside it, once
 with its own tokeniser and once with codecite's tokens. `--target-chunks N` goes on
 adding the trees again under other names until N chunks (one row per pass);
-`--replicas K` adds them K more times.
+`--replicas K` adds them K more times; `--rows last` measures only after the last tree
+and each pass; `--profile DIR` profiles those rows' searches (bench/profile_summary.py).
 
 Every measurement is its own child process (peak RSS from `os.wait4`); warm runs
 alternate codecite, bm25s, bm25s with code tokens; medians over --repeat (cold
