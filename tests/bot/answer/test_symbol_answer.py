@@ -219,8 +219,7 @@ def test_a_named_symbol_that_does_not_exist_falls_back_honestly(shop):
     # The class exists here, so it is named, with what it inherits (nothing: no bases).
     lines = line_of(WEBHOOKS, "class WebhookSender")
     assert answer.text.startswith(
-        "I found no definition of `retry_later` in class `WebhookSender` "
-        f"({W}:L{lines}-L"
+        f"I found no definition of `retry_later` in class `WebhookSender` ({W}:L{lines}-L"
     )
     assert "or in the classes it inherits from in the indexed code. No language model" in (
         answer.text
