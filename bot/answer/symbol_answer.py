@@ -114,7 +114,9 @@ def _fact_lines(facts: SymbolFacts, sources: Sequence[Source]) -> list[str]:
     if not facts.sites:
         what = "calls to" if facts.question.kind == "callers" else "references to"
         return [*lines, f"- The symbol table has no {what} `{facts.question.name}`."]
-    how = "resolved through imports and classes unless marked" if facts.reaches else "matched by name"
+    how = (
+        "resolved through imports and classes unless marked" if facts.reaches else "matched by name"
+    )
     lines.append(f"- {_count_sentence(facts)} ({how}):")
     for site in facts.sites[:FACT_SITES]:
         where = _site_caller(site)
@@ -255,7 +257,8 @@ def _how(facts: SymbolFacts, site: SymbolRef) -> str:
     at = (site.repo, site.path, site.line)
     reaches = facts.reaches.get(at)
     if reaches is not None and len(facts.definitions) > 1:
-        return f" → `{reaches.symbol}`"
+        alike = sum(d.symbol == reaches.symbol for d in facts.definitions) > 1
+        return f" → `{reaches.symbol}`" + (f" in {reaches.path}" if alike else "")
     how = facts.how.get(at)
     return f" ({how})" if how and (site.call or facts.question.kind == "callers") else ""
 

@@ -177,7 +177,7 @@ class SymbolFinder:
         calls = q.kind == "callers"
         refs = table.references(name, repos=repos, calls_only=calls, limit=SITE_FETCH)
         judged = CallJudge(table, defs).judge_all(refs)
-        left_out = tuple(a for a in judged if a.verdict == "no")
+        left_out = tuple(_ordered_by_site([a for a in judged if a.verdict == "no"]))
         how = {_line(a.site): a.how for a in judged if a.verdict == "maybe"}
         reaches = {_line(a.site): a.reaches for a in judged if a.reaches is not None}
         sites = _ordered(_near([a.site for a in judged if a.verdict != "no"], q.where))
@@ -238,6 +238,10 @@ def _definitions(
             return _preferred(found, q.symbol_kind, q.where), None
     owned = [name for name, module in candidates if "." in name and not module]
     return inherited(table, owned[0], repos) if owned else ([], None)
+
+
+def _ordered_by_site(found: list[Attribution]) -> list[Attribution]:
+    return sorted(found, key=lambda a: (file_kind(a.site.path) != "code", *_line(a.site)))
 
 
 def _line(site: SymbolRef) -> Line:
