@@ -16,7 +16,8 @@ a target, a call of something else, or unknown (jedi found nothing: a parameter,
 dynamic attribute). `before` is what the answer listed until now (every call site
 with the name), `after` is what it lists now (sites not judged "no" by
 `bot.retrieval.symbol_calls`). Precision and recall count labelled places only;
-unknown places are counted apart, with how each side treated them.
+unknown places are counted apart, with how each side treated them. `--ask
+REPO=NAME` adds chosen questions (`--names 0`: only those).
 """
 
 from __future__ import annotations
@@ -34,12 +35,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.trees import snapshot
 from bot.retrieval.symbol_calls import CallJudge
+from bot.retrieval.symbol_inherited import inherited
 from bot.store.symbols.ranking import peripheral
 from bot.store.symbols.table import SymbolStore
 from bot.symbols.extract import extract_text
 from bot.symbols.model import SymbolDef
-from bench.trees import snapshot
 
 REPO = "bench"
 MAX_SITES = 80  # names called more often are left out of the sample (jedi's time)
@@ -65,28 +67,27 @@ print(json.dumps(out))
 """
 
 
-def build_table(tree: Path) -> SymbolStore:
+Question = tuple[str, list[SymbolDef]]  # the name asked about, its targets
+
+
+def build_table(tree: Path) -> tuple[SymbolStore, list[SymbolDef]]:
+    """The table ingest would fill from the tree's Python files, and their definitions."""
     table = SymbolStore.in_memory()
     rows = []
+    defs: list[SymbolDef] = []
     for path in sorted(tree.rglob("*.py")):
         rel = str(path.relative_to(tree))
-        text = path.read_text(encoding="utf-8", errors="replace")
-        rows.append((rel, "k", extract_text(rel, text, "python")))
+        packed = extract_text(rel, path.read_text(encoding="utf-8", errors="replace"), "python")
+        rows.append((rel, "k", packed))
+        defs += [SymbolDef(REPO, rel, *row) for row in packed.defs]
     table.apply(REPO, rows)
-    return table
+    return table, defs
 
 
-def sample_questions(table: SymbolStore, names: int, seed: int) -> list[tuple[str, list[SymbolDef]]]:
-    """(question name, its targets): plain names and qualified methods, seeded."""
-    rows = table._reading  # noqa: SLF001 (a bench reads the table directly)
-    with rows() as db:
-        defs = [
-            SymbolDef(*r)
-            for r in db.execute(
-                "SELECT f.repo, f.path, d.name, d.symbol, d.kind, d.start_line, d.end_line "
-                "FROM defs d JOIN files f ON f.fid = d.fid"
-            )
-        ]
+def sample_questions(
+    table: SymbolStore, defs: list[SymbolDef], names: int, seed: int
+) -> list[Question]:
+    """Plain names and qualified methods defined in code, seeded."""
     code = [
         d
         for d in defs
@@ -97,8 +98,8 @@ def sample_questions(table: SymbolStore, names: int, seed: int) -> list[tuple[st
     ]
     rng = random.Random(seed)
     rng.shuffle(code)
-    plain: list[tuple[str, list[SymbolDef]]] = []
-    methods: list[tuple[str, list[SymbolDef]]] = []
+    plain: list[Question] = []
+    methods: list[Question] = []
     seen: set[str] = set()
     for d in code:
         calls = table.reference_count(d.name, repos=None, calls_only=True)
@@ -112,6 +113,11 @@ def sample_questions(table: SymbolStore, names: int, seed: int) -> list[tuple[st
         if len(plain) + len(methods) >= names:
             break
     return plain + methods
+
+
+def targets_of(table: SymbolStore, name: str) -> list[SymbolDef]:
+    """What "who calls NAME?" is about: its definitions, else the one a class inherits."""
+    return table.definitions(name, repos=None, limit=50) or inherited(table, name, None)[0]
 
 
 def grep_places(tree: Path, name: str) -> dict[tuple[str, int], int]:
@@ -151,7 +157,7 @@ def oracle(python: str, tree: Path, queries: list[dict[str, Any]]) -> list[list[
 
 
 def label(found: list[list[Any]], targets: list[SymbolDef], tree: Path) -> str:
-    """"target", "other" or "unknown" for what jedi reached from one place."""
+    """ "target", "other" or "unknown" for what jedi reached from one place."""
     reached = [(p, line) for p, line, _ in found if p and p != "!error"]
     if not reached:
         return "unknown"
@@ -164,16 +170,16 @@ def label(found: list[list[Any]], targets: list[SymbolDef], tree: Path) -> str:
 
 def measure_repo(spec: str, args: argparse.Namespace, work: Path) -> dict[str, Any]:
     _, tree = snapshot(spec, work, args.clones)
-    table = build_table(tree)
-    questions = sample_questions(table, args.names, args.seed)
+    table, defs = build_table(tree)
+    asked = [n for r, _, n in (a.partition("=") for a in args.ask) if r == spec]
+    questions = [(n, targets_of(table, n)) for n in asked]
+    questions += sample_questions(table, defs, args.names, args.seed) if args.names else []
     totals: Counter[str] = Counter()
     rows = []
     for name, targets in questions:
         last = name.rpartition(".")[2]
         sites = table.references(last, repos=None, calls_only=True, limit=10_000)
-        judged = {
-            (a.site.path, a.site.line): a for a in CallJudge(table, targets).judge_all(sites)
-        }
+        judged = {(a.site.path, a.site.line): a for a in CallJudge(table, targets).judge_all(sites)}
         kept = {place for place, a in judged.items() if a.verdict != "no"}
         before = {(s.path, s.line) for s in sites}
         places = grep_places(tree, last)
@@ -196,7 +202,8 @@ def measure_repo(spec: str, args: argparse.Namespace, work: Path) -> dict[str, A
             if args.show and wrong:
                 a = judged.get(place)
                 how = f"{a.verdict}, {a.how} {a.instead}" if a else "not a call site in the table"
-                print(f"    {name} {place[0]}:{place[1]} oracle={truth} after: {how}", file=sys.stderr)
+                at = f"{place[0]}:{place[1]}"
+                print(f"    {name} {at} oracle={truth} after: {how}", file=sys.stderr)
         totals.update(counts)
         rows.append({"name": name, "targets": len(targets), "places": len(queries), **counts})
         print(f"  {spec} {name}: {dict(counts)}", file=sys.stderr, flush=True)
@@ -219,6 +226,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--clones", type=Path, required=True)
     ap.add_argument("--names", type=int, default=20, help="questions per repository")
     ap.add_argument("--seed", type=int, default=16)
+    ap.add_argument(
+        "--ask", action="append", default=[], help="REPO=NAME: a question asked besides the sample"
+    )
     ap.add_argument("--oracle-python", required=True, help="a python with jedi and the deps")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--show", action="store_true", help="print each place `after` gets wrong")
