@@ -6,7 +6,8 @@ References are recorded by name; each call site also records how it was written
 (`symbol_links.Resolver`):
 
 - a bare call `send(...)` reaches what the name means in its file: the file's own
-  function or class, else what an import binds (followed through re-exports);
+  function or class, else what an import binds (followed through re-exports), else
+  a builtin of that name (`open(...)`) when no star import could bind it;
 - `self.send(...)` / `cls.send(...)` reaches the first class defining `send` in the
   method resolution order of the class it is written in (`super().send(...)`: after
   that class); it may also reach an override in a subclass;
@@ -23,16 +24,18 @@ matched by name, a call on an object, a base class that is not indexed) or "no"
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from bot.retrieval.symbol_links import CLASS_KINDS, LinkLookup, Resolver, Target
 from bot.symbols.links import BARE, OTHER, QUALIFIED, SELF, SUPER
-from bot.symbols.model import SymbolDef, SymbolRef
+from bot.symbols.model import FileFacts, SymbolDef, SymbolRef
 
 Verdict = Literal["yes", "maybe", "no"]
 _STRENGTH = {"no": 0, "maybe": 1, "yes": 2}
+_BUILTINS = frozenset(dir(builtins))
 
 # How a verdict was reached, as the answer says it.
 BY_NAME = "by name"
@@ -101,7 +104,10 @@ class CallJudge:
             return Attribution(site, "yes", "defined here", reaches=mine[0])
         if any(d.symbol == site.name for d in own):  # the file's own top-level namesake
             return Attribution(site, "no", "defined here", own[0].symbol)
-        return self._compare(site, resolver.name_in(site.path, site.name), "imported")
+        target = resolver.name_in(site.path, site.name)
+        if target.kind == "unknown" and site.name in _BUILTINS and not _star_imports(facts):
+            return Attribution(site, "no", "builtin", f"builtins.{site.name}")
+        return self._compare(site, target, "imported")
 
     def _self(self, site: SymbolRef, *, after: bool) -> Attribution:
         how = "super" if after else "self"
@@ -175,6 +181,10 @@ class CallJudge:
             if owner is not None and owner != cls and cls in resolver.ancestry(owner).order:
                 return True
         return False
+
+
+def _star_imports(facts: FileFacts | None) -> bool:
+    return facts is not None and any(b.local == "*" for b in facts.links.imports)
 
 
 def _owner(resolver: Resolver, d: SymbolDef) -> SymbolDef | None:

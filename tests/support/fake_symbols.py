@@ -78,7 +78,6 @@ class FakeSymbols:
         ranked.sort(key=lambda r: (-r.score, r.definition.path, r.definition.start_line))
         return ranked[:limit]
 
-
     def file_facts(self, repo: str, paths: Iterable[str]) -> dict[str, FileFacts]:
         """Each file's definitions; no imports or bases (hand-written rows have none)."""
         self.calls.append(f"file_facts {repo}")

@@ -104,3 +104,28 @@ def test_sites_without_forms_are_kept_by_name(table):
     old = SymbolRef("webapp", "src/webapp/app.py", "register_error_handler", 3, "", True, 0)
     judged = CallJudge(table, target).judge(old)
     assert (judged.verdict, judged.how) == ("maybe", BY_NAME)
+
+
+def test_a_bare_builtin_name_is_the_builtin_unless_a_star_import_may_bind_it():
+    store = symbol_table(
+        {
+            "pkg/files.py": "def open(path):\n    return path\n",
+            "pkg/read.py": "def read(path):\n    return open(path)\n",
+            "pkg/star.py": "from pkg.files import *\n\n\ndef read(path):\n    return open(path)\n",
+            "pkg/other.py": "from os import *\n\n\ndef read(path):\n    return open(path)\n",
+        },
+        "pkg",
+    )
+    try:
+        targets = store.definitions("open", repos=None)
+        sites = store.references("open", repos=None, calls_only=True)
+        found = {
+            a.site.path: (a.verdict, a.how) for a in CallJudge(store, targets).judge_all(sites)
+        }
+        assert found == {
+            "pkg/read.py": ("no", "builtin"),
+            "pkg/star.py": ("yes", "imported"),  # through the star import
+            "pkg/other.py": ("maybe", BY_NAME),  # another package's star import may bind it
+        }
+    finally:
+        store.close()
