@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from typing import Literal, Protocol
 
 from bot.symbols.links import Binding
@@ -215,7 +214,8 @@ class Resolver:
             return sibling
         last = base.rpartition(".")[2]
         found = [d for d in self.named_classes(last) if d != cls]
-        here = [d for d in found if PurePosixPath(d.path).parent == PurePosixPath(cls.path).parent]
+        folder = cls.path.rpartition("/")[0]
+        here = [d for d in found if d.path.rpartition("/")[0] == folder]
         pick = here or found
         return pick[0] if len(pick) == 1 else None
 
@@ -279,19 +279,20 @@ def _join(module: str, name: str) -> str:
 class _ModuleMap:
     """Module names -> indexed files. An absolute name matches a file whose path ends with
     it, below a directory that is not itself a package (a source root: the repository,
-    `src/`, a script's directory); the shortest such path wins, code before tests."""
+    `src/`, a script's directory); the shortest such path wins, code before tests.
+    String operations only: this is built once a question, over every path."""
 
     def __init__(self, paths: Iterable[str]) -> None:
-        self._files = frozenset(p for p in paths if p.endswith(_PY))
-        packages = {str(PurePosixPath(p).parent) for p in self._files if _is_init(p)}
+        files = [p for p in paths if p.endswith(_PY)]
+        self._files = frozenset(files)
+        packages = {p.rpartition("/")[0] for p in files if _is_init(p)}
         self._by_suffix: dict[str, list[str]] = {}
-        for path in sorted(self._files, key=lambda p: (p.count("/"), "test" in p, p)):
-            parts = list(PurePosixPath(path).with_suffix("").parts)
+        for path in sorted(files, key=lambda p: (p.count("/"), "test" in p, p)):
+            parts = path.rpartition(".")[0].split("/")
             if parts[-1] == "__init__":
                 parts.pop()
             for start in range(len(parts)):
-                root = "/".join(parts[:start]) or "."
-                if root != "." and root in packages:
+                if start and "/".join(parts[:start]) in packages:
                     continue  # inside a package: not where an absolute import starts
                 self._by_suffix.setdefault(".".join(parts[start:]), []).append(path)
 
@@ -300,22 +301,17 @@ class _ModuleMap:
             found = self._by_suffix.get(module)
             return found[0] if found else None
         level = len(module) - len(module.lstrip("."))
-        base = PurePosixPath(importer).parent
+        base = importer.rpartition("/")[0]
         for _ in range(level - 1):
-            base = base.parent
-        rest = module[level:]
-        stem = base.joinpath(*rest.split(".")) if rest else base
-        for candidate in (
-            f"{stem}.py",
-            f"{stem}.pyi",
-            f"{stem}/__init__.py",
-            f"{stem}/__init__.pyi",
-        ):
-            name = candidate.removeprefix("./")
+            base = base.rpartition("/")[0]
+        rest = module[level:].replace(".", "/")
+        stem = "/".join(p for p in (base, rest) if p)
+        for ending in _MODULE_FILES:
+            name = f"{stem}{ending}".lstrip("/")
             if name in self._files:
                 return name
         return None
 
 
 def _is_init(path: str) -> bool:
-    return PurePosixPath(path).stem == "__init__"
+    return path.rpartition("/")[2] in ("__init__.py", "__init__.pyi")
