@@ -24,6 +24,7 @@ against the repository as indexed then; nothing here knows other files.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # How a reference was written (bits of a site's form; 0 = not recorded).
@@ -89,16 +90,11 @@ class FileLinks:
 NO_LINKS = FileLinks()
 
 
+_DOTTED = re.compile(r"(?:[^\W\d]|\$)[\w$]*(?:\.(?:[^\W\d]|\$)[\w$]*)*")
+_SEPARATORS = re.compile(r"::|\\|->")
+
+
 def dotted(raw: str) -> str:
     """A base or receiver as written, as a dotted name ("" when it is not a plain name)."""
-    text = "".join(raw.split())
-    for sep in ("::", "\\", "->"):
-        text = text.replace(sep, ".")
-    text = text.strip(".")
-    parts = text.split(".")
-    ok = all(p and (p[0].isalpha() or p[0] in "_$") and _name_chars(p) for p in parts)
-    return text if text and ok else ""
-
-
-def _name_chars(part: str) -> bool:
-    return all(c.isalnum() or c in "_$" for c in part)
+    text = _SEPARATORS.sub(".", "".join(raw.split())).strip(".")
+    return text if _DOTTED.fullmatch(text) else ""

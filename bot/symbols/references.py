@@ -31,7 +31,7 @@ from bot.code.lines import ENCODING, LineTable
 from bot.code.registry import LANGUAGES, CallShape, ReferenceRules
 from bot.symbols.definitions import Heads, in_head
 from bot.symbols.links import FORM_BITS
-from bot.symbols.python_links import QUALIFIED_FORM, receiver
+from bot.symbols.python_links import QUALIFIED_FORM, SELF_FORM, receiver
 
 _MIN_NAME = 2
 # Bytes that may come between a callee and its `(`; after anything else it is not called.
@@ -42,6 +42,11 @@ _OPEN_AFTER = re.compile(rb"(?:[ \t\r\n\x0c]++|\\\r?\n|#[^\n]*+)*+\(")  # posses
 Marks = dict[bytes, list[int]]
 _BARE_FORM = 1
 _FORM_SHIFT = 3
+_ONE_FORM = [bytes((bit,)) for bit in FORM_BITS]
+# One byte that, before `self.`, makes it part of a longer name or chain (`myself.`, `x.self.`).
+_NAME_BYTE = frozenset(
+    bytes([b]) for b in b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,10 +195,15 @@ def _members_with_forms(
         call = after == b"(" or (after in _BLANKS and _called(node, src, end, shape))
         raw = src[start:end]
         form = 0
-        if call:
+        if not call:
+            pass
+        elif src[start - 5 : start] == b"self." and src[start - 6 : start - 5] not in _NAME_BYTE:
+            form = SELF_FORM  # the most common receiver, read without making a node
+        else:
             form, chain = receiver(node, src, bound)
             if form == QUALIFIED_FORM:
-                line = bisect_right(table.byte_starts, start)
+                row = node.start_point.row + 1
+                line = row if by_row else bisect_right(table.byte_starts, start)
                 quals.append((line, raw.decode(ENCODING, "replace"), chain))
         mark = ((node.start_point.row + 1 if by_row else start) << 1 | call) << _FORM_SHIFT | form
         found = marks.get(raw)
@@ -287,10 +297,17 @@ def _with_forms(marks: list[int]) -> tuple[list[int], bytes]:
     """Distinct codes of `code << 3 | form index` marks, each with its forms' bits merged."""
     if len(marks) == 1:
         m = marks[0]
-        return [m >> _FORM_SHIFT], bytes((FORM_BITS[m & 7],))
-    merged: dict[int, int] = {}
+        return [m >> _FORM_SHIFT], _ONE_FORM[m & 7]
+    marks.sort()
+    codes: list[int] = []
+    forms = bytearray()
+    last = -1
     for m in marks:
         code = m >> _FORM_SHIFT
-        merged[code] = merged.get(code, 0) | FORM_BITS[m & 7]
-    codes = sorted(merged)
-    return codes, bytes(merged[c] for c in codes)
+        if code == last:
+            forms[-1] |= FORM_BITS[m & 7]
+        else:
+            codes.append(code)
+            forms.append(FORM_BITS[m & 7])
+            last = code
+    return codes, bytes(forms)
