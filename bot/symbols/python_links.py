@@ -13,6 +13,8 @@ classified from its `object` node (one node read per call, never a walk):
 
 from __future__ import annotations
 
+import re
+
 from tree_sitter import Node
 
 from bot.code.lines import ENCODING
@@ -21,13 +23,11 @@ from bot.symbols.links import Binding, dotted
 # Form indexes (see `links.FORM_BITS`).
 SELF_FORM, SUPER_FORM, QUALIFIED_FORM, OTHER_FORM = 2, 3, 4, 5
 _RECEIVERS = frozenset({b"self", b"cls"})
-_FAST = ((b"self.", SELF_FORM), (b"super().", SUPER_FORM), (b"cls.", SELF_FORM))
-_NAME_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
-
-
-def _starts_name(src: bytes, at: int) -> bool:
-    """Whether a name starts at `at` (no name character or dot just before it)."""
-    return at == 0 or src[at - 1] not in _NAME_BYTES
+_NAME_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_CLOSERS = frozenset({b")", b"]", b"'", b'"', b"}"})
+_LOOKBACK = 80  # bytes read before a member for its receiver's name
+# An ASCII name read backwards from just before the dot (non-ASCII names go to the tree).
+_NAME_BEFORE = re.compile(rb"([A-Za-z0-9_]*[A-Za-z_])")
 
 
 def read_imports(nodes: list[Node], src: bytes) -> list[Binding]:
@@ -80,22 +80,41 @@ def _from_import(node: Node, src: bytes) -> list[Binding]:
 
 
 def receiver(member: Node, src: bytes, bound: frozenset[bytes]) -> tuple[int, str]:
-    """The form index of a called attribute's receiver, and the chain for QUALIFIED."""
+    """The form index of a called attribute's receiver, and the chain for QUALIFIED.
+
+    Read from the bytes before `.member` when the receiver is a plain name or ends in a
+    bracket (most calls); from the tree for chains and anything spread over lines."""
     start = member.start_byte
-    for written, form in _FAST:  # most calls: read from the bytes, no node made
-        if src.endswith(written, 0, start) and _starts_name(src, start - len(written)):
-            return form, ""
+    if src[start - 1 : start] == b".":
+        before = src[start - 2 : start - 1]
+        if before in _CLOSERS:
+            if src[start - 8 : start] == b"super().":
+                return SUPER_FORM, ""
+            return OTHER_FORM, ""
+        name = _NAME_BEFORE.match(src[max(0, start - _LOOKBACK) : start - 1][::-1])
+        if name is not None and name.end() < _LOOKBACK - 1:
+            raw = name.group(1)[::-1]
+            follows = src[start - 2 - len(raw) : start - 1 - len(raw)]
+            if follows != b"." and not (follows and follows[0] in _NAME_BYTES):
+                return _plain(raw, bound)
+    return _from_tree(member, src, bound)
+
+
+def _plain(raw: bytes, bound: frozenset[bytes]) -> tuple[int, str]:
+    if raw in _RECEIVERS:
+        return SELF_FORM, ""
+    if raw in bound:
+        return QUALIFIED_FORM, raw.decode(ENCODING, "replace")
+    return OTHER_FORM, ""
+
+
+def _from_tree(member: Node, src: bytes, bound: frozenset[bytes]) -> tuple[int, str]:
     obj = member.prev_named_sibling
     if obj is None:
         return OTHER_FORM, ""
     kind = obj.type
     if kind == "identifier":
-        raw = src[obj.start_byte : obj.end_byte]
-        if raw in _RECEIVERS:
-            return SELF_FORM, ""
-        if raw in bound:
-            return QUALIFIED_FORM, raw.decode(ENCODING, "replace")
-        return OTHER_FORM, ""
+        return _plain(src[obj.start_byte : obj.end_byte], bound)
     if kind == "call":
         if src[obj.start_byte : obj.start_byte + 6] == b"super(":
             return SUPER_FORM, ""
