@@ -8,7 +8,7 @@ For each repository (its newest commit, copied with `git archive`), every Python
 file goes through extraction into a symbol table (what ingest stores), and a
 seeded sample of names is asked about: plain names defined in code ("who calls
 `send`?", all their definitions are the targets) and qualified methods ("who calls
-`Session.send`?"). The places compared are every line `grep -w 'NAME\\s*('` finds
+`Session.send`?"). The places compared are every line `grep -E '\\bNAME\\s*\\('` finds
 (the definition lines left out) together with every call site the table holds by
 name. Each place is labelled by jedi (`goto`, imports followed) run in a separate
 venv with the repositories' dependencies installed (`--oracle-python`): a call of
@@ -123,7 +123,7 @@ def targets_of(table: SymbolStore, name: str) -> list[SymbolDef]:
 def grep_places(tree: Path, name: str) -> dict[tuple[str, int], int]:
     """(path, line) -> column of `name(` for each textual call; definition lines left out."""
     found = subprocess.run(
-        ["grep", "-rnwE", "--include=*.py", rf"{re.escape(name)}\s*\(", "."],
+        ["grep", "-rnE", "--include=*.py", rf"\b{re.escape(name)}\s*\(", "."],
         cwd=tree,
         capture_output=True,
         text=True,
