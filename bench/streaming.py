@@ -84,7 +84,7 @@ def measure(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
     pace = Pace(args.tokens, args.rate, args.first_token)
     markers = expected_markers(pace.tokens)
     # Past three times the writing time (plus a margin) an answer counts as unfinished.
-    load = Load(tuple(questions), args.concurrency, 3 * pace.writing_seconds + 30, tuple(markers))
+    plan = Load(tuple(questions), args.concurrency, 3 * pace.writing_seconds + 30, tuple(markers))
     rows = []
     with paced_model(pace) as model:
         for surface in args.surfaces.split(","):
@@ -95,7 +95,7 @@ def measure(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
                 )
                 began = time.perf_counter()
                 try:
-                    answers = RUNNERS[surface](surface, core, load)
+                    answers = RUNNERS[surface](surface, core, plan)
                 finally:
                     core.close()
                 row = {"surface": surface, "stream": stream, **summarize(answers)}
@@ -107,10 +107,14 @@ def measure(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
         "questions": len(questions),
         "concurrency": args.concurrency,
         "corpus": str(args.corpus),
-        "load": [round(x, 2) for x in (*load_before, *os.getloadavg())],
+        "load": {"before": _rounded(load_before), "after": _rounded(os.getloadavg())},
         "seconds": round(time.perf_counter() - started, 1),
         "runs": rows,
     }
+
+
+def _rounded(load: Sequence[float]) -> list[float]:
+    return [round(x, 2) for x in load]
 
 
 def _progress(row: dict[str, Any]) -> str:
@@ -150,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"\n{result['questions']} questions per surface and mode, {result['concurrency']} at "
         f"once; the model writes {pace['tokens']} tokens at {pace['rate']:g}/s after "
-        f"{pace['first_token']:g} s; load {result['load']}; whole run {result['seconds']} s"
+        f"{pace['first_token']:g} s; whole run {result['seconds']} s; load (1, 5, 15 min) "
+        f"{result['load']['before']} before, {result['load']['after']} after"
     )
     print(report(result["runs"]))
     print("\n".join(verdict(result["runs"])))
