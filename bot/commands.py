@@ -83,8 +83,8 @@ REINDEX = CommandSpec(
 FORGET = CommandSpec(
     "forget",
     "<repo>",
-    "remove a repository from codecite (asks first)",
-    "Remove a repository from codecite (asks first)",
+    "remove a repository from codecite, after asking",
+    "Remove a repository from codecite, after asking",
     "The repository to forget",
     admin_only=True,
 )
