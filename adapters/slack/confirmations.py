@@ -18,7 +18,7 @@ from typing import Any
 
 from slack_bolt import Ack
 
-from adapters.common.errors import user_facing
+from adapters.common.errors import result_text, user_facing
 from adapters.slack.conversations import ConversationTypes
 from adapters.slack.events import ButtonClick
 from adapters.slack.outbox import Outbox
@@ -76,11 +76,7 @@ class ConfirmButtons:
             result.later.add_done_callback(partial(self._replace_later, click))
 
     def _replace_later(self, click: ButtonClick, later: Future[str]) -> None:
-        try:
-            text = later.result()
-        except Exception as exc:  # noqa: BLE001 -- every failure becomes a sentence for the user
-            text = user_facing(exc)
-        self._replace(click, render_text(text))
+        self._replace(click, render_text(result_text(later)))
 
     def _replace(self, click: ButtonClick, messages: list[SlackMessage]) -> None:
         """The clicked message becomes `messages`, seen by whoever saw it."""

@@ -23,7 +23,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackClientError
 
 from adapters.common.dedupe import EventDedupe
-from adapters.common.errors import user_facing
+from adapters.common.errors import result_text, user_facing
 from adapters.slack.confirmations import FORGETTING, ConfirmButtons, rendered
 from adapters.slack.conversations import ConversationTypes
 from adapters.slack.events import Incoming, SlashCommand, parse_event
@@ -215,11 +215,7 @@ class SlackHandlers:
         return rendered(result)
 
     def _deliver_later(self, incoming: Incoming, later: Future[str]) -> None:
-        try:
-            text = later.result()
-        except Exception as exc:  # noqa: BLE001 -- every failure becomes a sentence for the user
-            text = user_facing(exc)
-        self._deliver(incoming, render_text(text))
+        self._deliver(incoming, render_text(result_text(later)))
 
     def _note(self, incoming: Incoming, text: str) -> None:
         """A short progress note in the thread; failing to post it loses nothing."""

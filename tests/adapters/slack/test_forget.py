@@ -32,6 +32,16 @@ def button(blocks: list[dict[str, Any]]) -> dict[str, Any]:
     return dict(element)
 
 
+def said(slack: FakeSlack, driver: Driver, text: str, user: str, count: int = 1) -> list[Any]:
+    """`@codecite <text>` in the channel; the first `count` replies in its thread."""
+    ts = driver.say(text, user=user)["ts"]
+    replies = slack.wait_for(
+        lambda: (found := replies_in(slack, CHANNEL, ts)) and len(found) >= count and found,
+        timeout=60,
+    )
+    return list(replies[:count])
+
+
 def indexed(core: Core) -> list[str]:
     return [s.name for s in core.index.repo_states()]
 
@@ -107,17 +117,12 @@ def test_the_slash_command_refuses_non_admins_and_other_channels_repositories(
 def test_a_mention_asks_in_the_thread_and_forget_yes_forgets(
     slack: FakeSlack, driver: Driver, core: Core
 ) -> None:
-    asked = driver.say("forget shop", user="UADMIN")
-    (question,) = slack.wait_for(lambda: replies_in(slack, CHANNEL, asked["ts"]))
+    (question,) = said(slack, driver, "forget shop", "UADMIN")
     assert question["text"].startswith("Forget shop? This removes")
     assert button(question["blocks"])["value"] == "forget shop yes"
     assert indexed(core) == ["billing", "shop"]
 
-    confirmed = driver.say("forget shop yes", user="UADMIN")
-    working, report = slack.wait_for(
-        lambda: (lambda r: r if len(r) >= 2 else None)(replies_in(slack, CHANNEL, confirmed["ts"])),
-        timeout=60,
-    )
+    working, report = said(slack, driver, "forget shop yes", "UADMIN", count=2)
     assert working["text"] == ":wastebasket: Forgetting shop; the result follows here."
     assert report["text"].startswith("Forgot shop: removed 1 file and 1 chunk")
     assert indexed(core) == ["billing"]
@@ -126,11 +131,10 @@ def test_a_mention_asks_in_the_thread_and_forget_yes_forgets(
 def test_a_mention_that_starts_with_forget_but_asks_something_is_a_question(
     slack: FakeSlack, driver: Driver, core: Core
 ) -> None:
-    asked = driver.say("forget the cache: where do we retry failed webhooks?", user="UNOBODY")
-    (answer,) = slack.wait_for(lambda: replies_in(slack, CHANNEL, asked["ts"]))
+    question = "forget the cache: where do we retry failed webhooks?"
+    (answer,) = said(slack, driver, question, "UNOBODY")
     assert "shop/webhooks.py" in answer["text"] and REFUSED not in answer["text"]
-    refused = driver.say("forget shop", user="UNOBODY")
-    (reply,) = slack.wait_for(lambda: replies_in(slack, CHANNEL, refused["ts"]))
+    (reply,) = said(slack, driver, "forget shop", "UNOBODY")
     assert reply["text"].startswith(REFUSED)
     assert indexed(core) == ["billing", "shop"]
 

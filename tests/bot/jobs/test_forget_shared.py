@@ -19,10 +19,9 @@ import pytest
 from bot.config import Settings
 from bot.core import CLI, Context, Core
 from bot.errors import StoreError
-from tests.servers.openai_fake import FakeOpenAI
 from tests.servers.pinecone_fake import FakePinecone
 from tests.support.gitrepo import GitRepo
-from tests.support.jobs import DIM, shared_core, shared_env
+from tests.support.jobs import shared_core, shared_services
 from tests.support.shop import build_shop
 from tests.support.snippets import LEDGER_PY
 
@@ -43,11 +42,6 @@ TABLES = {
     "pc_pending": "repo",
     "pc_totals": "repo",
 }
-
-
-@pytest.fixture(autouse=True)
-def _instant_sdk_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("pinecone._internal.http_client._retry_sleep", lambda _s: None)
 
 
 @dataclass
@@ -86,19 +80,8 @@ def deployed(database_url: str, tmp_path: Path, make_repo: Any) -> Iterator[Depl
     billing.commit("ledger")
     config = tmp_path / "codecite.toml"
     config.write_text('admins = ["UADMIN"]\n', encoding="utf-8")
-    with FakeOpenAI(dimensions=DIM) as openai, FakePinecone(dimension=DIM) as pinecone:
-
-        def env(name: str) -> dict[str, str]:
-            return shared_env(
-                tmp_path / name,
-                database_url=database_url,
-                openai_url=openai.base_url,
-                pinecone_url=pinecone.url,
-                pinecone_key=pinecone.api_key,
-                config=config,
-            )
-
-        world = Deployed(pinecone, database_url, env)
+    with shared_services(tmp_path, database_url, config) as services:
+        world = Deployed(services.pinecone, database_url, services.env)
         scheduler = world.core("scheduler")
         scheduler.index_repo(f"file://{shop.bare_clone(tmp_path / 'shop.git')}", name="shop")
         scheduler.index_repo(str(billing.path), name="billing")
