@@ -183,8 +183,8 @@ def forget_preview_text(preview: ForgetPreview, confirm: str) -> str:
     head = f"Forget {preview.repo}?"
     if state is None:
         head = (
-            f"{preview.repo} no longer answers (an earlier forget stopped midway). "
-            "Forget what is left?"
+            f"{preview.repo} is not indexed, but traces of it are left (from a forget that "
+            "stopped midway, or a first index that failed). Forget what is left?"
         )
     return (
         f"{head} This removes {_listed(what)}; answers stop citing it at once. Past answers "

@@ -17,8 +17,8 @@ scheduled run of it writes meanwhile):
 4. queued re-index jobs, failed with a sentence for whoever waits on them;
 5. its clone in `CODECITE_HOME/repos`, renamed aside before it is deleted.
 
-A process that dies midway leaves only rows that nothing reads; `known` still finds
-them, so running `forget` again finishes the job. Feedback rows stay: they are the
+A process that dies midway leaves only rows that nothing reads; `preview` still finds
+them (`_leftovers`), so running `forget` again finishes the job. Feedback rows stay: they are the
 history of answers given, not part of what answers. The embedding cache is keyed by
 content, shared with every repository holding the same text, and capped: it stays.
 """

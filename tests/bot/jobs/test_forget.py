@@ -196,7 +196,7 @@ def test_a_forget_stopped_midway_hides_the_repository_and_finishes_when_run_agai
 
     monkeypatch.undo()
     asked = core.run_command("forget shop", ADMIN)  # the leftovers keep the name known
-    assert asked.text.startswith("shop no longer answers (an earlier forget stopped midway).")
+    assert asked.text.startswith("shop is not indexed, but traces of it are left (from a forget")
     assert confirm(core, "shop").startswith("Finished forgetting shop: removed 0 symbols")
     assert runs.last("shop") is None and not (core.settings.home / "repos" / "shop").exists()
     with pytest.raises(ScopeError):
@@ -263,3 +263,17 @@ def test_a_busy_repository_is_a_one_line_refusal(
         "That repository is being indexed right now; try again when it finishes."
     )
     assert "shop" in {s.name for s in core.index.repo_states()}
+
+
+def test_a_repository_indexed_from_a_folder_inside_the_clones_folder_keeps_its_folder(
+    tmp_path: Path,
+) -> None:
+    """Only clones codecite made are deleted: a local source is the operator's own files."""
+    core = Core.from_settings(Settings(), FileConfig())
+    own = GitRepo(core.settings.home / "repos" / "notes")
+    own.write("notes/todo.py", "def remember():\n    return 'milk'\n")
+    own.commit("notes")
+    core.index_repo(str(own.path), name="notes")
+    assert confirm(core, "notes").endswith("from the run log.")  # no "and its clone"
+    assert (own.path / "notes" / "todo.py").is_file()
+    assert core.index.repo_states() == []
