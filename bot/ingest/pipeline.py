@@ -42,8 +42,9 @@ from bot.symbols.extract import analyze
 
 log = logging.getLogger(__name__)
 
-# Bumped when chunking or indexed text changes, so every file is re-chunked once.
-PIPELINE_VERSION = "3"
+# Bumped when chunking or indexed text changes, so every file is re-chunked once
+# (4: command-line options and irregular past forms became tokens).
+PIPELINE_VERSION = "4"
 # A chunk's text is capped (a single enormous line can exceed any budget) so every store
 # keeps it whole: Pinecone's metadata is limited to 40 KB, and ids derive from the text.
 MAX_CHUNK_CHARS = 24_000

@@ -19,6 +19,11 @@ _TEST_FILE = re.compile(
 )
 _DOC_DIRS = {"doc", "docs", "documentation", "changelog", "changes"}
 _DOC_EXT = (".md", ".rst", ".txt", ".adoc", ".markdown")
+# Prose files that often have no extension at all (`ChangeLog`, `NEWS`, `AUTHORS`).
+_DOC_NAMES = {
+    "changelog", "changes", "history", "news", "authors", "contributors", "license",
+    "licence", "copying", "readme", "notice", "thanks", "todo", "maintainers", "install",
+}  # fmt: skip
 _CONFIG_NAMES = {
     "makefile", "dockerfile", "procfile", "justfile", "rakefile", "gemfile", "vagrantfile",
     "cmakelists.txt", "build.gradle", "pom.xml", "setup.py", "setup.cfg", "tox.ini", "noxfile.py",
@@ -53,6 +58,7 @@ DOC_PRIOR = 0.7
 EXAMPLE_PRIOR = 0.75
 CONFIG_PRIOR = 0.8
 CODE_QUESTION_PRIOR = 0.5  # prose and config files rarely answer a question that carries code
+REPORT_PRIOR = 0.3  # a pasted bug report is about code, not the changelog or CI that mention it
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +87,11 @@ def file_kind(path: str) -> str:
     name = path.rsplit("/", 1)[-1]
     if any(p in _TEST_DIRS for p in parts[:-1]) or _TEST_FILE.match(name):
         return "test"
-    if name.lower().endswith(_DOC_EXT) or any(p in _DOC_DIRS for p in parts[:-1]):
+    if (
+        name.lower().endswith(_DOC_EXT)
+        or any(p in _DOC_DIRS for p in parts[:-1])
+        or name.lower() in _DOC_NAMES
+    ):
         return "doc"
     if any(p in _EXAMPLE_DIRS for p in parts[:-1]):
         return "example"
@@ -91,15 +101,29 @@ def file_kind(path: str) -> str:
     return "code"
 
 
-def prior(path: str, intent: Intent, *, code_question: bool = False) -> float:
-    """A multiplier for a file of `path`'s kind; questions that carry code want code most."""
+def prior(
+    path: str,
+    intent: Intent,
+    *,
+    code_question: bool = False,
+    report: bool = False,
+    named: bool = False,
+) -> float:
+    """A multiplier for a file of `path`'s kind; questions that carry code want code most,
+    and a bug report wants code above all, unless it names the file or asks for its kind.
+    """
     kind = file_kind(path)
     if kind == "test":
         return 1.0 if intent.tests else TEST_PRIOR
-    if kind == "doc":
-        return 1.0 if intent.docs else (CODE_QUESTION_PRIOR if code_question else DOC_PRIOR)
+    if kind == "code" or named:
+        return 1.0
+    asked = {"doc": intent.docs, "example": intent.examples, "config": intent.config}[kind]
+    if asked:
+        return 1.0
+    if report:
+        return REPORT_PRIOR
     if kind == "example":
-        return 1.0 if intent.examples else EXAMPLE_PRIOR
-    if kind == "config":
-        return 1.0 if intent.config else (CODE_QUESTION_PRIOR if code_question else CONFIG_PRIOR)
-    return 1.0
+        return EXAMPLE_PRIOR
+    if code_question:
+        return CODE_QUESTION_PRIOR
+    return DOC_PRIOR if kind == "doc" else CONFIG_PRIOR

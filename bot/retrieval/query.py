@@ -11,7 +11,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.text.tokens import code_tokens, path_tokens, query_terms
+from bot.retrieval.boilerplate import URL, linked_paths, without_boilerplate
+from bot.text.tokens import (
+    FLAG_PREFIX,
+    code_tokens,
+    flags,
+    joined_words,
+    path_tokens,
+    query_terms,
+    query_words,
+)
 
 _CODE_BLOCK = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
@@ -25,7 +34,6 @@ _PATH = re.compile(
 _DOTTED = re.compile(r"\b([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\(\))?")
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\(\)")
 _IDENT = re.compile(r"\b([A-Za-z_]\w*)\b")
-_URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+")
 SUBJECT_MIN_CHARS = 200  # shorter questions are all subject
 _ABBREVIATIONS = re.compile(r"\b(?:e\.g|i\.e|etc|vs|cf)\.", re.IGNORECASE)
 # Words of the languages themselves: in pasted code they name nothing in the repository.
@@ -56,6 +64,21 @@ class QueryAnalysis:
     paths: tuple[str, ...]  # file paths or file names mentioned
     code: str  # code pasted in the question (blocks and inline spans)
     subject: str = ""  # the first line of a long, multi-line question (an issue's title)
+    # Each identifier or command-line option the question names, as the whole tokens that
+    # stand for it in the index (`_bench_marker_3` -> ("bench_marker_3",), `--setup-show`
+    # -> ("__setup_show", "setup_show")); plain words are not here.
+    verbatim: tuple[tuple[str, ...], ...] = ()
+    # The share of `terms` that are the tokens of what `verbatim` names: how much of the
+    # question the identifiers are (0 for a report, whose prose says what it is about).
+    focus: float = 0.0
+    joined: tuple[str, ...] = ()  # adjacent words written as one ("torn down" -> "teardown")
+    # The words of the question as their tokens, one entry a word (a report's: its subject's).
+    concepts: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def is_report(self) -> bool:
+        """A pasted issue or log: a long question whose first line says what it is about."""
+        return bool(self.subject)
 
     @property
     def exact_terms(self) -> tuple[str, ...]:
@@ -75,12 +98,16 @@ class QueryAnalysis:
 
 
 def analyze(text: str) -> QueryAnalysis:
-    code_parts = [m.group(1) for m in _CODE_BLOCK.finditer(text)]
-    code_parts += [m.group(1) for m in _INLINE_CODE.finditer(text)]
-    prose = _ABBREVIATIONS.sub(" ", _URL.sub(" ", _CODE_BLOCK.sub(" ", text)))
+    """What `text` names and the words it is searched by; a report's boilerplate (versions,
+    banners, links) takes no part in either, though its traceback frames and the files its
+    links point at do."""
+    clean = without_boilerplate(text)
+    code_parts = [m.group(1) for m in _CODE_BLOCK.finditer(clean)]
+    code_parts += [m.group(1) for m in _INLINE_CODE.finditer(clean)]
+    prose = _ABBREVIATIONS.sub(" ", URL.sub(" ", _CODE_BLOCK.sub(" ", clean)))
 
     symbols: dict[str, None] = {}
-    paths: dict[str, None] = {}
+    paths: dict[str, None] = dict.fromkeys(linked_paths(text))
     for frame in (_PY_FRAME, _PYTEST_FRAME):
         for m in frame.finditer(text):
             paths.setdefault(_trim_path(m.group(1)), None)
@@ -111,14 +138,43 @@ def analyze(text: str) -> QueryAnalysis:
         if looks_like_identifier(word):
             symbols.setdefault(word, None)
 
+    named = tuple(s for s in symbols if len(s) > 2)
+    subject = subject_of(text)
+    terms = tuple(query_terms(clean))
+    verbatim, covered = _verbatim(named, clean)
     return QueryAnalysis(
         text=text,
-        terms=tuple(query_terms(text)),
-        symbols=tuple(s for s in symbols if len(s) > 2),
+        terms=terms,
+        symbols=named,
         paths=tuple(paths),
         code="\n".join(code_parts),
-        subject=subject_of(text),
+        subject=subject,
+        verbatim=verbatim,
+        focus=len(covered.intersection(terms)) / len(terms) if terms and not subject else 0.0,
+        joined=tuple(joined_words(subject or text)),
+        concepts=tuple(query_words(subject or clean)),
     )
+
+
+def _verbatim(symbols: tuple[str, ...], text: str) -> tuple[tuple[tuple[str, ...], ...], set[str]]:
+    """The whole tokens of each compound identifier and option named (distinct, in order),
+    and every token of what they name."""
+    groups: dict[tuple[str, ...], None] = {}
+    covered: set[str] = set()
+    for symbol in symbols:
+        for part in symbol.split("."):
+            whole = part.lower().strip("_")
+            tokens = code_tokens(part)
+            if looks_like_identifier(part) and whole and whole in tokens:
+                groups.setdefault((whole,), None)
+                covered.update(tokens)
+    for flag in dict.fromkeys(flags(text)):
+        name = flag.removeprefix(FLAG_PREFIX)
+        # `--setup-show` is read back as `setup_show` (argparse's dest) or `setupshow`.
+        spellings = (flag, name, name.replace("_", "")) if "_" in name else (flag,)
+        groups.setdefault(spellings, None)
+        covered.update((*spellings, *code_tokens(name)))
+    return tuple(groups), covered
 
 
 def subject_of(text: str) -> str:

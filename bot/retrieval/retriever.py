@@ -1,10 +1,12 @@
 """From a question to ranked chunks and a compact, cited context.
 
-Stages: lexical search over all fields, an exact pass over symbols and paths
-for the identifiers in the question, dense search when an embedder is set;
-reciprocal-rank fusion; each chunk's score blended with its file's
-whole-file relevance; neighbouring chunks of one file merged; the best blocks
-fitted into a token budget.
+Stages: lexical search over all fields (a pasted report's boilerplate left out, see
+`boilerplate`), an exact pass over symbols and paths for the identifiers in the
+question, the chunks holding what it names verbatim (`evidence`), dense search when an
+embedder is set; reciprocal-rank fusion; each chunk's score blended with its file's
+whole-file relevance, where files named by the question's words count as named
+(`blend`); neighbouring chunks of one file merged; the best blocks fitted into a token
+budget.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 from bot.errors import BotError
 from bot.index.base import HybridIndex, Index
 from bot.llm.embeddings import Embedder
 from bot.models import FileHit, Hit, Usage, line_label
-from bot.retrieval.intent import Intent, intent_of, prior
+from bot.retrieval import evidence
+from bot.retrieval.blend import blend, fuse, fuse_files
+from bot.retrieval.intent import intent_of
 from bot.retrieval.query import QueryAnalysis, analyze
 from bot.retrieval.relevance import Coverage, RelevanceJudge
 from bot.retrieval.symbol_facts import SymbolFacts, SymbolFinder, SymbolLookup, exact_first
@@ -29,17 +32,12 @@ from bot.text.tokens import query_terms
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
-K = TypeVar("K")
-
-RRF_K = 60
 LEXICAL_K = 150
 EXACT_K = 60
 DENSE_K = 100
 FILE_K = 100
 EXACT_WEIGHT = 1.5  # identifiers and paths in a question outrank plain words
-PATH_MENTION_BOOST = 1.0  # a file the question names is as good as the best file
-MAX_DEFINITION_BOOSTS = 6  # boost files defining a named symbol only when few are named
+VERBATIM_WEIGHT = 1.5  # chunks holding a named identifier verbatim, as a ranked list
 HYDE_WEIGHT = 0.7  # the hypothetical code helps, but the question itself leads
 HYDE_TERMS = 60
 SUBJECT_WEIGHT = 1.0  # a long question's first line counts as much again as the whole of it
@@ -133,11 +131,49 @@ class Retriever:
     ) -> tuple[list[Hit], Usage, float | None]:
         """The blended ranking, its usage, and how long HyDE took (None when it did not run)."""
         exact_terms = q.exact_terms  # computed from the symbols and paths on each access
-        terms = list(dict.fromkeys((*q.terms, *exact_terms)))
+        terms = list(dict.fromkeys((*q.terms, *exact_terms, *q.joined)))
         if not terms and not q.text.strip():
             return [], Usage(), None
         expanding = self._expand(q.text)
+        ranked_lists, tokens = self._question_lists(q, terms, exact_terms, repos)
+        verbatim = evidence.verbatim(self._index, q.verbatim if q.focus else (), repos)
+        if verbatim:
+            ranked_lists.append((VERBATIM_WEIGHT * q.focus, verbatim.hits))
+        hypothetical, usage, hyde_seconds = "", Usage(), None
+        if expanding is not None:
+            (hypothetical, usage), hyde_seconds = expanding.result()
+        if hypothetical:
+            hypo_lists, hypo_tokens = self._hypothetical_lists(hypothetical, repos)
+            ranked_lists += hypo_lists
+            tokens += hypo_tokens
+        usage = usage + Usage(embedding_tokens=tokens)
+        subject = query_terms(q.subject) if q.subject else []
+        if subject:  # the subject line ranks again on its own, for chunks and whole files
+            ranked_lists.append(
+                (SUBJECT_WEIGHT, self._index.lexical(subject, repos=repos, k=LEXICAL_K))
+            )
+        ranked = blend(
+            fuse(ranked_lists),
+            self._files(terms, subject, repos),
+            q,
+            intent_of(q.subject or q.text),  # a report asks for docs or tests in its title
+            file_weight=self._file_weight,
+            verbatim=verbatim.share,
+            # A report's words say what went wrong, not where: modules are named by questions.
+            modules={} if q.is_report else evidence.named_modules(self._index, q.concepts, repos),
+        )
+        return ranked, usage, hyde_seconds
+
+    def _question_lists(
+        self,
+        q: QueryAnalysis,
+        terms: list[str],
+        exact_terms: tuple[str, ...],
+        repos: frozenset[str] | None,
+    ) -> tuple[list[tuple[float, list[Hit]]], int]:
+        """The question's own rankings (lexical or hybrid, exact, dense) and embedding tokens."""
         ranked_lists: list[tuple[float, list[Hit]]] = []
+        tokens = 0
         hybrid = self._hybrid(q.text, terms, repos)
         if hybrid is not None:
             hits, tokens = hybrid
@@ -153,28 +189,31 @@ class Retriever:
             dense, tokens = self._dense(q.text, repos)
             if dense:
                 ranked_lists.append((1.0, dense))
-        hypothetical, usage, hyde_seconds = "", Usage(), None
-        if expanding is not None:
-            (hypothetical, usage), hyde_seconds = expanding.result()
-        if hypothetical:
-            hypo_terms = query_terms(hypothetical)[:HYDE_TERMS]
-            if hypo_terms:
-                hypo_hits = self._index.lexical(hypo_terms, repos=repos, k=LEXICAL_K)
-                ranked_lists.append((HYDE_WEIGHT, hypo_hits))
-            hypo_dense, hypo_tokens = self._dense(hypothetical, repos)
-            if hypo_dense:
-                ranked_lists.append((HYDE_WEIGHT, hypo_dense))
-            tokens += hypo_tokens
-        usage = usage + Usage(embedding_tokens=tokens)
+        return ranked_lists, tokens
+
+    def _hypothetical_lists(
+        self, hypothetical: str, repos: frozenset[str] | None
+    ) -> tuple[list[tuple[float, list[Hit]]], int]:
+        """Rankings for HyDE's hypothetical snippet, and its embedding tokens."""
+        ranked_lists: list[tuple[float, list[Hit]]] = []
+        hypo_terms = query_terms(hypothetical)[:HYDE_TERMS]
+        if hypo_terms:
+            hypo_hits = self._index.lexical(hypo_terms, repos=repos, k=LEXICAL_K)
+            ranked_lists.append((HYDE_WEIGHT, hypo_hits))
+        hypo_dense, hypo_tokens = self._dense(hypothetical, repos)
+        if hypo_dense:
+            ranked_lists.append((HYDE_WEIGHT, hypo_dense))
+        return ranked_lists, hypo_tokens
+
+    def _files(
+        self, terms: list[str], subject: list[str], repos: frozenset[str] | None
+    ) -> list[FileHit]:
+        """Whole-file relevance: the question's terms, fused with its subject line's."""
         files = self._index.files_lexical(terms, repos=repos, k=FILE_K) if terms else []
-        subject = query_terms(q.subject) if q.subject else []
-        if subject:
-            # The subject line ranks again on its own, for chunks and for whole files.
-            ranked_lists.append(
-                (SUBJECT_WEIGHT, self._index.lexical(subject, repos=repos, k=LEXICAL_K))
-            )
-            files = _fuse_files(files, self._index.files_lexical(subject, repos=repos, k=FILE_K))
-        return self._blend(_fuse(ranked_lists), files, q, intent_of(q.text)), usage, hyde_seconds
+        if not subject:
+            return files
+        by_subject = self._index.files_lexical(subject, repos=repos, k=FILE_K)
+        return fuse_files([(1.0, files), (1.0, by_subject)])
 
     def _expand(self, text: str) -> Future[tuple[tuple[str, Usage], float]] | None:
         """Start writing the hypothetical snippet (HyDE); None when HyDE is off."""
@@ -218,49 +257,6 @@ class Retriever:
             return [], tokens
         return hits, tokens
 
-    def _blend(
-        self, fused: list[Hit], files: Sequence[FileHit], q: QueryAnalysis, intent: Intent
-    ) -> list[Hit]:
-        """Each chunk's score: its own evidence plus its file's whole-file relevance, times the
-        file kind's prior.
-
-        A file the question names, or one defining a symbol it names (when it names
-        few), counts as the best file.
-        """
-        if not fused:
-            return []
-        file_score = {(f.repo, f.path): 1.0 / (RRF_K + rank) for rank, f in enumerate(files)}
-        top_file = max(file_score.values(), default=1.0)
-        named = {s.rsplit(".", 1)[-1] for s in q.symbols}
-        if len(named) > MAX_DEFINITION_BOOSTS:
-            named = set()  # a long issue names many things: no single definition stands out
-        mentions = _Mentions(q.paths)
-        mentioned: dict[str, bool] = {}  # per path: tracebacks name dozens of files
-        for hit in fused:
-            path = hit.chunk.path
-            if path not in mentioned:
-                mentioned[path] = mentions.names(path)
-            if mentioned[path] or _defines(hit.chunk.symbol, named):
-                file_score[(hit.chunk.repo, path)] = top_file * (1 + PATH_MENTION_BOOST)
-        top_file = max(file_score.values(), default=1.0)
-        top_chunk = fused[0].score
-        w = self._file_weight
-        code_question = q.is_code_question
-        factors = {p: prior(p, intent, code_question=code_question) for p in mentioned}
-        blended = [
-            Hit(
-                h.chunk,
-                (
-                    (1 - w) * h.score / top_chunk
-                    + w * file_score.get((h.chunk.repo, h.chunk.path), 0.0) / top_file
-                )
-                * factors[h.chunk.path],
-            )
-            for h in fused
-        ]
-        blended.sort(key=lambda h: h.score, reverse=True)
-        return blended
-
     def _context(self, hits: Sequence[Hit]) -> list[Source]:
         blocks = merge_neighbours(hits[: self._max_sources * 2])
         chosen: list[Source] = []
@@ -277,60 +273,6 @@ class Retriever:
             chosen.append(block)
             budget -= cost
         return chosen
-
-
-def _rrf(
-    ranked_lists: Sequence[tuple[float, Sequence[T]]], key: Callable[[T], K]
-) -> list[tuple[T, float]]:
-    """Weighted reciprocal-rank fusion: (the first item seen per key, its score), best first."""
-    scores: dict[K, float] = {}
-    first: dict[K, T] = {}
-    for weight, items in ranked_lists:
-        for rank, item in enumerate(items):
-            k = key(item)
-            scores[k] = scores.get(k, 0.0) + weight / (RRF_K + rank)
-            first.setdefault(k, item)
-    order = sorted(scores, key=scores.__getitem__, reverse=True)
-    return [(first[k], scores[k]) for k in order]
-
-
-def _fuse(ranked_lists: Sequence[tuple[float, list[Hit]]]) -> list[Hit]:
-    """Chunk rankings fused; the chunk object of the first list seen is kept."""
-    return [Hit(hit.chunk, score) for hit, score in _rrf(ranked_lists, lambda h: h.chunk.id)]
-
-
-def _fuse_files(*lists: Sequence[FileHit]) -> list[FileHit]:
-    """Whole-file rankings fused, each list weighing the same."""
-    fused = _rrf([(1.0, hits) for hits in lists], lambda f: (f.repo, f.path))
-    return [FileHit(f.repo, f.path, score) for f, score in fused]
-
-
-def _defines(symbol: str, names: set[str]) -> bool:
-    """Whether a chunk defines one of `names` (its own or a merged neighbour's last segment)."""
-    if not symbol or not names:
-        return False
-    return any(part.strip().rsplit(".", 1)[-1] in names for part in symbol.split(","))
-
-
-class _Mentions:
-    """Whether a path is named by one of a question's paths: exactly, by a tail
-    ("flask/app.py" names "src/flask/app.py"), or inside a longer path such as a traceback's
-    "/home/me/proj/src/flask/app.py" (only when the path has a directory of its own).
-
-    Built once per question; each path is then a few set lookups, however many paths a
-    traceback names.
-    """
-
-    def __init__(self, mentioned: Sequence[str]) -> None:
-        self._exact = set(mentioned)
-        self._stripped = {m.lstrip("/") for m in mentioned}
-        self._tails = {m.split("/", i)[-1] for m in mentioned for i in range(1, m.count("/") + 1)}
-
-    def names(self, path: str) -> bool:
-        if path in self._exact or ("/" in path and path in self._tails):
-            return True
-        parts = path.split("/")
-        return any("/".join(parts[i:]) in self._stripped for i in range(1, len(parts)))
 
 
 def merge_neighbours(hits: Sequence[Hit]) -> list[Source]:

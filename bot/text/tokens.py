@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from itertools import chain
+from itertools import chain, pairwise
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -40,6 +40,19 @@ STOPWORDS = frozenset(
 
 
 _VOWELS = frozenset("aeiouy")
+# Irregular past forms whose regular stem would not meet the verb ("torn down" / `teardown`).
+# Only forms with no other common meaning in code: "bound", "found", "left", "set" stay.
+IRREGULAR = {
+    "torn": "tear", "tore": "tear", "written": "write", "wrote": "write", "rewritten": "rewrite",
+    "rewrote": "rewrite", "overwritten": "overwrite", "overridden": "override",
+    "hidden": "hide", "chosen": "choose", "chose": "choose", "taken": "take", "took": "take",
+    "given": "give", "gave": "give", "broken": "break", "broke": "break", "frozen": "freeze",
+    "froze": "freeze", "driven": "drive", "thrown": "throw", "threw": "throw", "shown": "show",
+    "known": "know", "knew": "know", "drawn": "draw", "drew": "draw", "begun": "begin",
+    "began": "begin", "ran": "run", "sent": "send", "built": "build", "rebuilt": "rebuild",
+    "held": "hold", "kept": "keep", "caught": "catch", "brought": "bring", "thought": "think",
+    "stolen": "steal", "woken": "wake", "shaken": "shake", "undone": "undo",
+}  # fmt: skip
 
 
 def stem(word: str) -> str:
@@ -49,6 +62,9 @@ def stem(word: str) -> str:
     "retrying" -> "retry"; "embedded" -> "embed". Short words are left alone, so
     identifiers like `need`, `base` or `status` survive.
     """
+    irregular = IRREGULAR.get(word)
+    if irregular is not None:
+        word = irregular
     n = len(word)
     if n > 4 and word.endswith(("ies", "ied")):
         return word[:-3] + "y"
@@ -69,6 +85,13 @@ def _undouble(word: str) -> str:
     if len(word) > 2 and word[-1] == word[-2] and word[-1] not in "lsz" + "aeiou":
         return word[:-1]
     return word
+
+
+# Each irregular form by the stem it folds to ("tear" -> "torn", "tore"): the text holds the
+# form, not the stem (see `tokens_in`).
+_IRREGULAR_FORMS: dict[str, tuple[str, ...]] = {}
+for _form in IRREGULAR:
+    _IRREGULAR_FORMS[stem(_form)] = (*_IRREGULAR_FORMS.get(stem(_form), ()), _form)
 
 
 def _identifier_tokens(ident: str) -> tuple[str, ...]:
@@ -148,15 +171,68 @@ def compounds(text: str) -> list[str]:
     ]
 
 
+# Command-line options: `--setup-show`, `--debug/--no-debug`, `"-k"`, `pytest -x`. A long
+# option starts after anything but a word character or a dash; a short one only after a
+# quote, a backtick, `[`, a line start or a space after a word (`pytest -x`, `"-x"`, `[-x]`),
+# and ends at a space, quote or bracket: not `a-x`, `(-x)` or `y = -x`. The scan looks for
+# dashes first (a regex that starts with a literal is fast) and checks the rest in Python.
+_DASH = re.compile(r"--?[A-Za-z]")
+_LONG_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*")
+_OPENS_SHORT = frozenset("\"'`[\n")
+_ENDS_SHORT = frozenset((*" \t\r\n\"'`),]=:", ""))  # "": the end of the text
+FLAG_PREFIX = "__"  # no word yields a token starting with "_": option tokens stand apart
+
+
+def flags(text: str) -> list[str]:
+    """Each command-line option of `text` as one token, in order (`--setup-show` ->
+    "__setup_show", `-k` -> "__k").
+
+    Its words are tokens anyway; the option token finds where the option itself is
+    written (where it is defined, documented, or read back by name), not every use of
+    its words.
+    """
+    if "-" not in text:
+        return []
+    out = []
+    for m in _DASH.finditer(text):
+        at = m.start()
+        before = text[at - 1] if at else "\n"
+        if m.end() - at == 3:  # "--x"
+            if before.isalnum() or before in "_-":
+                continue
+            long = _LONG_NAME.match(text, at + 2)  # always: a letter follows the dashes
+            name = long.group() if long else ""
+        elif _opens_short(text, at, before) and text[at + 2 : at + 3] in _ENDS_SHORT:
+            name = text[at + 1]
+        else:
+            continue
+        if 0 < len(name) < _MAX_TOKEN:
+            out.append(FLAG_PREFIX + name.lower().replace("-", "_"))
+    return out
+
+
+def _opens_short(text: str, at: int, before: str) -> bool:
+    """Whether a short option may start at `at`: after a quote, backtick, `[`, a line
+    start, or a space that follows a word character."""
+    if before in _OPENS_SHORT:
+        return True
+    return before == " " and at > 1 and (text[at - 2].isalnum() or text[at - 2] == "_")
+
+
+def _extras(text: str) -> list[str]:
+    """The whole-phrase tokens that come after a text's words: compounds, then options."""
+    return compounds(text) + flags(text)
+
+
 def iter_tokens(text: str) -> Iterator[str]:
-    return chain(chain.from_iterable(map(_tokens_of, _runs(text))), compounds(text))
+    return chain(chain.from_iterable(map(_tokens_of, _runs(text))), _extras(text))
 
 
 def code_tokens(text: str) -> list[str]:
     """Every token of `text`, in order, duplicates kept (term frequency matters); the
-    kebab-case compounds come after the words."""
+    kebab-case compounds and the options come after the words."""
     out = list(chain.from_iterable(map(_tokens_of, _runs(text))))
-    out.extend(compounds(text))
+    out.extend(_extras(text))
     return out
 
 
@@ -171,7 +247,7 @@ def token_counts(text: str) -> dict[str, int]:
     for run, n in Counter(_runs(text)).items():
         for token in _tokens_of(run):
             counts[token] = get(token, 0) + n
-    for token in compounds(text):
+    for token in _extras(text):
         counts[token] = get(token, 0) + 1
     return counts
 
@@ -181,33 +257,37 @@ def tokens_in(text: str, wanted: Iterable[str]) -> set[str]:
     by searching the text for each wanted token rather than tokenising all of it.
 
     Every token is a lower-cased substring of the text, or its stem (a prefix of one), but
-    for two shapes: a "-ies"/"-ied" stem ends in "y" where the text has "i", and a kebab-case
-    compound has "_" where the text has "-". Each place a probe is found is confirmed by
-    tokenising only the word around it, so the answer is exact (text with non-ASCII
-    characters is simply tokenised).
+    for four shapes: a "-ies"/"-ied" stem ends in "y" where the text has "i", a kebab-case
+    compound has "_" where the text has "-", an option token ("__setup_show") stands for
+    `--setup-show`, and an irregular form's stem ("tear") for the form ("torn"). Each place
+    a probe is found is confirmed by tokenising only the word around it, so the answer is
+    exact (text with non-ASCII characters is simply tokenised).
     """
     if not text.isascii():  # Unicode digits and case rules: the tokenizer itself decides
         return set(iter_tokens(text)).intersection(wanted)
     lower = text.lower()
     # Most wanted tokens are not in a text at all: one substring test each rules them out.
-    maybe = [
-        t
-        for t in dict.fromkeys(wanted)
-        if t
-        and (
-            t in lower
-            or (t[-1] == "y" and t[:-1] + "i" in lower)
-            or ("_" in t and t.replace("_", "-") in lower)
-        )
-    ]
+    maybe = [t for t in dict.fromkeys(wanted) if t and any(p in lower for p in _probes(t))]
     return {token for token in maybe if _holds(text, lower, token)}
 
 
+def _probes(token: str) -> tuple[str, ...]:
+    """What the text must hold, lower-cased, for `token` to be one of its tokens."""
+    if token.startswith(FLAG_PREFIX):
+        return (token.removeprefix(FLAG_PREFIX).replace("_", "-"),)
+    probes: tuple[str, ...] = (token, token[:-1] + "i") if token.endswith("y") else (token,)
+    if "_" in token:
+        probes += (token.replace("_", "-"),)
+    return probes + _IRREGULAR_FORMS.get(token, ())
+
+
 def _holds(text: str, lower: str, token: str) -> bool:
+    if token.startswith(FLAG_PREFIX):
+        return token in flags(text)
     if "_" in token and token.replace("_", "-") in lower and token in compounds(text):
         return True
-    probes = (token, token[:-1] + "i") if token.endswith("y") else (token,)
-    for probe in probes:
+    words: tuple[str, ...] = (token, token[:-1] + "i") if token.endswith("y") else (token,)
+    for probe in words + _IRREGULAR_FORMS.get(token, ()):
         at = lower.find(probe)
         while at >= 0:
             start, end = at, at + len(probe)
@@ -239,8 +319,50 @@ def query_terms(text: str) -> list[str]:
         for tok in _tokens_of(word):
             if tok not in STOPWORDS:
                 seen.setdefault(tok, None)
-    for tok in compounds(text):
+    for tok in _extras(text):
         seen.setdefault(tok, None)
+    return list(seen)
+
+
+def query_words(text: str) -> list[tuple[str, ...]]:
+    """Each distinct word of a question that is not a stopword, as its tokens."""
+    seen: dict[tuple[str, ...], None] = {}
+    for word in dict.fromkeys(_WORD.findall(text)):
+        if word.lower() not in STOPWORDS:
+            tokens = tuple(tok for tok in _tokens_of(word) if tok not in STOPWORDS)
+            if tokens:
+                seen.setdefault(tokens, None)
+    return list(seen)
+
+
+_PROSE_WORD = re.compile(r"(?<![\w.])[A-Za-z]+(?![\w.])")  # not a piece of an identifier
+_PARTICLES = frozenset({"up", "down", "out", "off", "over", "on", "in"})  # "set up", "log in"
+
+
+def joined_words(text: str) -> list[str]:
+    """Adjacent words of a question written as one, the way code names them: "torn down"
+    -> "teardown", "set up" -> "setup", "file name" -> "filename" (the first word in its
+    stem's form, so "setting up" meets `setUp`).
+
+    Distinct, in order; a pair that starts with a stopword is skipped. Most pairs name
+    nothing and match no document; the few that do are the question's own compounds.
+    """
+    found = list(_PROSE_WORD.finditer(text))
+    seen: dict[str, None] = {}
+    for a, b in pairwise(found):
+        first, second = a.group().lower(), b.group().lower()
+        if len(first) < 2 or len(second) < 2:
+            continue
+        if (
+            text[a.end() : b.start()].strip()  # a kebab-case name has its own tokens
+            or first in STOPWORDS
+            or (second in STOPWORDS and second not in _PARTICLES)
+        ):
+            continue
+        base = stem(first) if first in IRREGULAR or first.endswith("ing") else first
+        joined = base + second
+        if len(joined) <= _MAX_TOKEN:
+            seen.setdefault(joined, None)
     return list(seen)
 
 

@@ -257,6 +257,27 @@ class IndexContract:
         assert [h.chunk.id for h in only_path] == [in_body.id]
         assert index.lexical(["runner"], repos=None, k=5, fields=["body", "symbol"]) == []
 
+    def test_lexical_finds_an_option_where_it_is_written(self, index: Index) -> None:
+        defined = make_chunk(
+            "alpha",
+            "cli.py",
+            '_debug_option = click.Option(["--debug/--no-debug"], help="Set debug mode.")\n',
+            kind="block",
+        )
+        used = make_chunk(
+            "alpha",
+            "app.py",
+            "def run(self, debug=None):\n    if debug:\n        self.debug = debug\n",
+            start=10,
+            symbol="App.run",
+        )
+        self.apply(index, change_set("alpha", [defined, used], dim=self.DIM))
+        assert [h.chunk.id for h in index.lexical(["__debug"], repos=None, k=5)] == [defined.id]
+        assert {h.chunk.id for h in index.lexical(["debug"], repos=None, k=5)} == {
+            defined.id,
+            used.id,
+        }
+
     def test_lexical_respects_k(self, index: Index) -> None:
         chunks = [
             make_chunk("alpha", f"m{i}.py", f"def f{i}():\n    return token_{i} + shared\n")

@@ -2,10 +2,12 @@
 
 Format 1 kept lexical data in two contentless FTS5 tables plus a compressed copy
 of each row's tokens (`fts`). Format 2 keeps term counts per row (`terms`) for
-the in-memory BM25 engine. Everything format 2 needs can be recomputed from what
-format 1 stored (chunk text, symbol, header and path; a file's chunk ids), so
-the upgrade is automatic and atomic: it commits with the caller's transaction
-or not at all, and a failure leaves the format-1 file untouched.
+the in-memory BM25 engine. Format 3 is format 2 with the tokens of this version
+(`bot.text.tokens`: command-line options and irregular past forms became tokens of
+their own), so its term counts are counted again. Everything a later format needs can
+be recomputed from what format 1 stored (chunk text, symbol, header and path; a file's
+chunk ids), so the upgrade is automatic and atomic: it commits with the caller's
+transaction or not at all, and a failure leaves the older file untouched.
 """
 
 from __future__ import annotations
@@ -41,13 +43,16 @@ _TO_2 = (
 
 
 def migrate(conn: sqlite3.Connection, version: int) -> None:
-    """Bring a file of format `version` to format 2 (the caller records the new version)."""
-    if version != 1:
+    """Bring a file of format `version` to the current one (the caller records it)."""
+    if version not in (1, 2):
         raise StoreError("The index format is outdated; delete the index file and reindex.")
     started = time.perf_counter()
-    log.info("upgrading the index file to format 2; this happens once")
-    for statement in _TO_2:
-        conn.execute(statement)
+    log.info("upgrading the index file from format %d; this happens once", version)
+    if version == 1:
+        for statement in _TO_2:
+            conn.execute(statement)
+    else:
+        _touch_all(conn)  # every segment is rebuilt from the new counts
     try:
         chunks = _recount_chunks(conn)
         files = _recount_files(conn)
@@ -58,6 +63,17 @@ def migrate(conn: sqlite3.Connection, version: int) -> None:
         chunks,
         files,
         time.perf_counter() - started,
+    )
+
+
+def _touch_all(conn: sqlite3.Connection) -> None:
+    """Mark every repository's lexical rows changed, as one write would (`lexical.touch`)."""
+    conn.execute(
+        "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'lexical_generation'"
+    )
+    conn.execute(
+        "UPDATE lexical_segments SET generation ="
+        " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'lexical_generation')"
     )
 
 

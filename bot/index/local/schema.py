@@ -38,7 +38,7 @@ from bot.runtime.parallel import ordered_map
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: term counts of the tokens that know options (see migrate.py)
 APPLICATION_ID = 0x63636974  # "ccit": marks the file as a codecite index
 _NOT_OURS = "The index file belongs to another program; choose another path."
 

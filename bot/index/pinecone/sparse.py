@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from bot.store.records import CorpusStats  # kept beside the index (`PineconeStateRecords`)
-from bot.text.tokens import iter_tokens, path_tokens
+from bot.text.tokens import FLAG_PREFIX, iter_tokens, path_tokens
 
 MAX_NONZEROS = 1000  # Pinecone's cap on non-zero values in one sparse vector
 _DIGITS = 6  # weights are rounded: smaller requests, same ranking
@@ -84,10 +84,14 @@ def query_tokens(terms: Iterable[str]) -> list[str]:
     """Distinct code-aware tokens of the query terms, first-seen order.
 
     Terms usually arrive tokenised already; running them through the tokenizer
-    again is idempotent for those and makes `registerHook` match like the index.
+    again is idempotent for those and makes `registerHook` match like the index. An
+    option token ("__setup_show") is one already and is kept as it is.
     """
     seen: dict[str, None] = {}
     for term in terms:
+        if term.startswith(FLAG_PREFIX):
+            seen.setdefault(term, None)
+            continue
         for tok in iter_tokens(term):
             seen.setdefault(tok, None)
     return list(seen)
@@ -139,10 +143,16 @@ class SparseEncoder:
         return _top(weights, self.max_nonzeros)
 
     def encode_query(self, tokens: Iterable[str], stats: CorpusStats | None) -> SparseVector:
-        """IDF weights of the tokens, normalised to sum to 1; uniform without statistics."""
+        """IDF weights of the tokens, normalised to sum to 1; uniform without statistics.
+
+        With statistics, a token no document holds is left out, as BM25 leaves it out: it
+        could match nothing, and its weight would only shrink the others' share.
+        """
         weights: dict[int, float] = {}
         for tok in tokens:
             idx = token_index(tok)
+            if stats is not None and stats.documents > 0 and stats.df.get(idx, 0) <= 0:
+                continue
             weights[idx] = max(weights.get(idx, 0.0), _idf(idx, stats))
         total = sum(weights.values())
         if total <= 0:

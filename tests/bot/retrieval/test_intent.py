@@ -1,6 +1,6 @@
 import pytest
 
-from bot.retrieval.intent import TEST_PRIOR, file_kind, intent_of, prior
+from bot.retrieval.intent import REPORT_PRIOR, TEST_PRIOR, file_kind, intent_of, prior
 
 
 @pytest.mark.parametrize(
@@ -20,6 +20,11 @@ from bot.retrieval.intent import TEST_PRIOR, file_kind, intent_of, prior
         ("Makefile", "config"),
         ("pyproject.toml", "config"),
         (".github/workflows/ci.yml", "config"),
+        ("ChangeLog", "doc"),
+        ("CHANGES", "doc"),
+        ("NEWS", "doc"),
+        ("AUTHORS", "doc"),
+        ("src/news.py", "code"),
     ],
 )
 def test_file_kind(path, kind):
@@ -60,3 +65,16 @@ def test_asking_for_tests(question):
 )
 def test_mentioning_tests_is_not_asking_for_them(question):
     assert not intent_of(question).tests
+
+
+def test_a_report_wants_code_unless_it_names_the_file_or_asks_for_its_kind():
+    about_a_crash = intent_of("pytest crashes when a fixture raises in teardown")
+    for path in ("CHANGES.rst", "ChangeLog", ".github/workflows/ci.yml", "examples/app.py"):
+        assert prior(path, about_a_crash, report=True) == REPORT_PRIOR
+        assert prior(path, about_a_crash, report=True, named=True) == 1.0
+    assert prior("src/_pytest/fixtures.py", about_a_crash, report=True) == 1.0
+    assert prior("testing/test_fixtures.py", about_a_crash, report=True) == TEST_PRIOR
+    about_docs = intent_of("Docs: the changelog entry for 8.0 is wrong")
+    assert prior("CHANGES.rst", about_docs, report=True) == 1.0
+    # the same files, asked about in a question rather than a report
+    assert REPORT_PRIOR < prior("CHANGES.rst", about_a_crash) < 1.0

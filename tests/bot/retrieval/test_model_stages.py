@@ -15,7 +15,8 @@ from tests.support.shop import build_shop
 QUESTION = "what happens to deliveries that did not go through?"
 
 # The question's own words match this report best; only the hypothetical retry loop points
-# at shop/webhooks.py, where failed deliveries are actually retried.
+# at shop/webhooks.py, where failed deliveries are actually retried. (Its path does not
+# name deliveries: a module named after the question's words would count as named.)
 DELIVERY_REPORT = '''"""Support dashboard: a report of deliveries, good and bad."""
 
 
@@ -55,7 +56,7 @@ def _add_decoy_and_neighbours(repo) -> None:
     """The report that the question's words match, polling jobs that share a few words with
     the hypothetical code (so the report ranks low in HyDE's own list), and plain records
     (so common words carry little weight)."""
-    repo.write("shop/delivery_report.py", DELIVERY_REPORT)
+    repo.write("shop/support_dashboard.py", DELIVERY_REPORT)
     for i, name in enumerate(JOBS):
         repo.write(
             f"shop/jobs/{name}.py",
@@ -90,8 +91,11 @@ def test_hyde_lifts_the_code_its_hypothetical_answer_describes(make_repo):
     # Without HyDE the question's words lead to the report; with it, the code that retries
     # failed deliveries leads and the report comes next (the question still counts). With
     # HyDE's weight near zero the two rankings would be the same.
-    assert [h.chunk.path for h in without[:2]] == ["shop/delivery_report.py", "shop/webhooks.py"]
-    assert [h.chunk.path for h in with_hyde[:2]] == ["shop/webhooks.py", "shop/delivery_report.py"]
+    assert [h.chunk.path for h in without[:2]] == ["shop/support_dashboard.py", "shop/webhooks.py"]
+    assert [h.chunk.path for h in with_hyde[:2]] == [
+        "shop/webhooks.py",
+        "shop/support_dashboard.py",
+    ]
     assert answer.usage.prompt_tokens > 0
 
 

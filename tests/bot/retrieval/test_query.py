@@ -73,3 +73,51 @@ def test_a_long_multi_line_question_leads_with_its_subject():
 def test_short_or_single_line_questions_have_no_separate_subject():
     assert analyze("Where is the session created?\nIn which module?").subject == ""
     assert analyze("word " * 100).subject == ""
+
+
+def test_named_identifiers_and_options_are_looked_up_whole():
+    q = analyze("_bench_marker_3")
+    assert q.verbatim == (("bench_marker_3",),)
+    assert q.focus == 1.0  # the question is the identifier
+    q = analyze("what does the --debug option of flask run do?")
+    assert q.verbatim == (("__debug",),)
+    assert 0 < q.focus < 1
+    # a kebab-case option is also read back as argparse's dest or joined up
+    assert analyze("what does --setup-show do?").verbatim == (
+        ("__setup_show", "setup_show", "setupshow"),
+    )
+    # plain words and one-word names are not identifiers
+    assert analyze("how are webhooks retried?").verbatim == ()
+    assert analyze("where is `send` called?").verbatim == ()
+
+
+def test_a_report_says_what_it_is_about_in_prose():
+    report = (
+        "register_hook drops hooks given as a list\n\n"
+        + "Calling `Session.register_hook('response', [a, b])` keeps only the last.\n" * 4
+    )
+    q = analyze(report)
+    assert q.is_report and q.verbatim == (("register_hook",),)
+    assert q.focus == 0.0  # its identifiers lead nothing by themselves
+    assert q.concepts[0] == ("register_hook", "register", "hook")  # from the subject line
+
+
+def test_a_report_is_searched_without_its_boilerplate():
+    report = (
+        "Dataset.interp drops attrs\n\nAfter `ds.interp(x=new_x)` the attrs are gone.\n\n"
+        "INSTALLED VERSIONS\n------------------\ncommit: None\nLC_ALL: None\n"
+        "python: 3.11.4 (main, Jun 10 2023) [GCC 12.2.0]\nnetCDF4: 1.6.4\n\n"
+        "Traceback (most recent call last):\n"
+        '  File "/opt/conda/site-packages/xarray/core/dataset.py", line 3812, in interp\n'
+        "See https://github.com/pydata/xarray/blob/main/xarray/core/missing.py#L60\n"
+    )
+    q = analyze(report)
+    for noise in ("netcdf4", "lc_all", "installed", "github", "missing"):
+        assert noise not in q.terms
+    assert "LC_ALL" not in q.symbols
+    assert {"interp", "attrs"} <= set(q.terms)
+    assert q.paths == ("xarray/core/missing.py", "xarray/core/dataset.py")
+
+
+def test_words_written_as_one_join_the_terms():
+    assert "teardown" in analyze("how are session scoped fixtures torn down?").joined

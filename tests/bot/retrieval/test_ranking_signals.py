@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from bot.config import Settings
 from bot.core import CLI, Core
-from bot.retrieval.retriever import _Mentions
+from bot.retrieval.blend import Mentions as _Mentions
+from tests.support.trees import index_files
 
 NOISY_LOG = "\n".join(
     f"platform linux -- session collected item report terminal output line {n}" for n in range(30)
@@ -15,14 +15,7 @@ NOISY_LOG = "\n".join(
 
 
 def _core(tmp_path: Path, files: dict[str, str]) -> Core:
-    tree = tmp_path / "tree"
-    for rel, text in files.items():
-        path = tree / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    core = Core.from_settings(Settings())
-    core.index_repo(str(tree), name="proj")
-    return core
+    return index_files(tmp_path / "tree", files)
 
 
 def test_the_subject_line_outweighs_pasted_output(tmp_path: Path) -> None:

@@ -1,4 +1,14 @@
-from bot.text.tokens import code_tokens, compounds, path_tokens, query_terms, stem, token_counts
+from bot.text.tokens import (
+    code_tokens,
+    compounds,
+    flags,
+    joined_words,
+    path_tokens,
+    query_terms,
+    query_words,
+    stem,
+    token_counts,
+)
 
 
 def test_identifiers_kept_whole_and_split():
@@ -56,3 +66,56 @@ def test_kebab_case_words_are_also_one_token():
     assert "unused_import" in query_terms("unused-import false positive")
     # minus signs, numbers and lone dashes are not words
     assert compounds("x - y, a-1, --, 2-3, -v") == []
+
+
+def test_irregular_past_forms_meet_their_verb():
+    for group in (
+        ("tear", "tears", "tearing", "torn", "tore"),
+        ("write", "writes", "writing", "written", "wrote"),
+        ("rewrite", "rewriting", "rewritten"),
+        ("override", "overriding", "overridden"),
+        ("throw", "throwing", "thrown"),
+    ):
+        assert len({stem(w) for w in group}) == 1, group
+    # words that are also something else in code keep their own stem
+    for word in ("found", "bound", "left", "set", "read"):
+        assert stem(word) == word
+    assert code_tokens("torn") == ["torn", "tear"]
+
+
+def test_command_line_options_are_tokens_of_their_own():
+    code = 'group.addoption("--setup-show", dest="setupshow")\n@click.option("--debug/--no-debug")'
+    assert flags(code) == ["__setup_show", "__debug", "__no_debug"]
+    assert flags('parser.add_argument("-I", "--interactive")  # or `-k`, [-h]') == [
+        "__i",
+        "__interactive",
+        "__k",
+        "__h",
+    ]
+    assert flags("run pytest -x to stop early") == ["__x"]
+    # arithmetic, ranges and dashes are not options
+    assert flags("y = -x\nf(-x)\na-x\nx--y\n-- comment\n---\nn = -1\nreturn -I*x") == []
+    tokens = code_tokens('parser.addoption("--setup-show")')
+    assert tokens[-2:] == ["setup_show", "__setup_show"]  # compound, then option, after words
+    assert token_counts("--debug and --debug")["__debug"] == 2
+    assert query_terms("what does --setup-show do?")[-2:] == ["setup_show", "__setup_show"]
+
+
+def test_adjacent_words_are_joined_the_way_code_names_them():
+    assert joined_words("how are session fixtures torn down?") == [
+        "sessionfixtures",
+        "fixturestorn",
+        "teardown",
+    ]
+    assert "setup" in joined_words("while setting up the test")
+    assert "filename" in joined_words("which file name is used")
+    # stopwords lead nothing; identifiers and kebab-case names keep their own tokens
+    assert joined_words("how does the session work") == []
+    assert joined_words("Flask.register_error_handler and sphinx-build") == []
+
+
+def test_query_words_are_the_question_words_with_their_tokens():
+    assert query_words("How does assertion rewriting work with rewriting?") == [
+        ("assertion",),
+        ("rewriting", "rewrit"),
+    ]

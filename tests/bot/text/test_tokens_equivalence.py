@@ -52,7 +52,8 @@ def reference_word(word: str) -> list[str]:
 
 def reference_tokens(text: str) -> list[str]:
     words = list(chain.from_iterable(map(reference_word, _WORD.findall(text))))
-    return words + tokens.compounds(text)  # compounds are tested in tests/test_tokens.py
+    # compounds and options are tested in tests/bot/text/test_tokens.py
+    return words + tokens.compounds(text) + tokens.flags(text)
 
 
 def reference_query_terms(text: str) -> list[str]:
@@ -63,7 +64,7 @@ def reference_query_terms(text: str) -> list[str]:
         for tok in reference_tokens(word):
             if tok not in STOPWORDS:
                 seen.setdefault(tok, None)
-    for tok in tokens.compounds(text):
+    for tok in tokens.compounds(text) + tokens.flags(text):
         seen.setdefault(tok, None)
     return list(seen)
 
@@ -150,7 +151,17 @@ def test_tokens_in_agrees_with_the_tokenizer_on_this_repository(folder: str) -> 
     for path in sorted((ROOT / folder).rglob("*.py"))[:60]:
         text = path.read_text(encoding="utf-8")
         for start in range(0, len(text), 1500):
-            check_tokens_in(text[start : start + 1500], ("setup_show", "dry_run"))
+            check_tokens_in(
+                text[start : start + 1500], ("setup_show", "dry_run", "__setup_show", "tear")
+            )
+
+
+def test_tokens_in_finds_options_and_irregular_forms() -> None:
+    text = 'the stack is torn down; see "--setup-show", `-k` and rewritten_bytes'
+    wanted = ["tear", "__setup_show", "__k", "rewrit", "__x", "break", "setup_show"]
+    assert tokens_in(text, wanted) == {"tear", "__setup_show", "__k", "rewrit", "setup_show"}
+    check_tokens_in(text, tuple(wanted))
+    assert tokens_in("a-k and setup-showing", ["__k", "__setup_show"]) == set()
 
 
 def test_a_full_cache_starts_over_and_still_answers(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -158,7 +158,7 @@ def test_a_format_1_file_is_upgraded_in_place(tmp_path: Path) -> None:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     finally:
         conn.close()
-    with LocalIndex(old) as again:  # a second open finds format 2 and changes nothing
+    with LocalIndex(old) as again:  # a second open finds the current format, changes nothing
         assert again.stats().chunks == 6
 
 
@@ -193,5 +193,31 @@ def test_a_format_1_file_missing_a_table_is_refused(tmp_path: Path) -> None:
     conn = sqlite3.connect(old)
     try:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+    finally:
+        conn.close()
+
+
+def test_a_format_2_file_is_recounted_with_the_current_tokens(tmp_path: Path) -> None:
+    """Format 2 was counted before options were tokens: its counts are made again."""
+    option = make_chunk(
+        "alpha", "cli.py", '_debug = click.Option(["--debug/--no-debug"], help="Set debug.")\n'
+    )
+    path = tmp_path / "index.sqlite"
+    with LocalIndex(path) as idx:
+        idx.apply(change_set("alpha", [*sample_chunks(), option], dim=DIM))
+        expected = observe(idx)
+        assert [h.chunk.id for h in idx.lexical(["__debug"], repos=None, k=5)] == [option.id]
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("UPDATE chunks SET terms = x''")  # counts of another tokenizer (here: none)
+    conn.execute("UPDATE files SET terms = x''")
+    conn.execute("PRAGMA user_version = 2")
+    conn.close()
+    with LocalIndex(path) as upgraded:
+        assert observe(upgraded) == expected
+        assert [h.chunk.id for h in upgraded.lexical(["__debug"], repos=None, k=5)] == [option.id]
+        assert [f.path for f in upgraded.files_lexical(["__debug"], repos=None, k=5)] == ["cli.py"]
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == local_schema.SCHEMA_VERSION
     finally:
         conn.close()

@@ -137,3 +137,24 @@ def test_encoder_parameters_are_validated() -> None:
         SparseEncoder(b=1.5)
     with pytest.raises(ValueError):
         SparseEncoder(max_nonzeros=1001)
+
+
+def test_query_tokens_keep_option_tokens_whole() -> None:
+    assert query_tokens(["__setup_show", "setup_show"]) == [
+        "__setup_show",
+        "setup_show",
+        "setup",
+        "show",
+    ]
+    doc = ENC.encode_document('group.addoption("--setup-show", help="show fixture setup")')
+    assert token_index("__setup_show") in doc.indices
+
+
+def test_tokens_no_document_holds_take_no_share_of_the_query() -> None:
+    known, joined = token_index("teardown"), token_index("fixturestorn")
+    stats = CorpusStats(documents=100, df={known: 4})
+    q = ENC.encode_query(["teardown", "fixturestorn"], stats)
+    assert list(q.indices) == [known] and list(q.values) == [1.0]
+    assert joined not in q.indices
+    # without statistics nothing is known to be absent: every token weighs the same
+    assert len(ENC.encode_query(["teardown", "fixturestorn"], None)) == 2
