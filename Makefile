@@ -34,8 +34,9 @@ typecheck: $(BIN)/.installed-dev
 imports: $(BIN)/.installed-dev
 	$(BIN)/lint-imports
 
+# Four workers: most tests wait on local servers and subprocesses, not on the CPU.
 unit: $(BIN)/.installed-dev
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 4
 
 test: lint typecheck imports unit
 
