@@ -21,13 +21,45 @@ from tests.support.shop import build_shop
 def test_serve_without_any_token_says_what_to_set(tmp_path):
     result = run(tmp_path / "home", "serve")
     assert result.returncode == 2
-    assert "SLACK_BOT_TOKEN" in result.stderr and "DISCORD_TOKEN" in result.stderr
-    assert "Traceback" not in result.stderr
+    assert result.stderr == (  # the error alone: no log line before it
+        "error: Nothing to serve: set SLACK_BOT_TOKEN (Slack) or DISCORD_TOKEN (Discord).\n"
+    )
 
 
 def test_serve_slack_without_its_token(tmp_path):
     result = run(tmp_path / "home", "serve", "--slack")
-    assert result.returncode == 2 and "SLACK_BOT_TOKEN is not set" in result.stderr
+    assert (result.returncode, result.stderr) == (2, "error: SLACK_BOT_TOKEN is not set.\n")
+
+
+def test_serve_checks_every_setting_before_it_starts_anything(tmp_path, monkeypatch):
+    """A mistake is found before the scheduler or the job runner starts (and logs)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "codecite.toml").write_text('[discord]\nadmin_role = "Maintainers"\n', encoding="utf-8")
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-not-checked-yet")
+    monkeypatch.setenv("DISCORD_TOKEN", "not-checked-yet")
+    for name in ("SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"):
+        monkeypatch.delenv(name, raising=False)
+    slack = run(home, "serve", "--slack")
+    assert (slack.returncode, slack.stderr) == (
+        2,
+        "error: Set SLACK_APP_TOKEN for Socket Mode, or SLACK_SIGNING_SECRET for HTTP mode.\n",
+    )
+    discord = run(home, "serve", "--discord")
+    assert discord.returncode == 2
+    assert discord.stderr.startswith("error: ") and "discord.admin_role" in discord.stderr
+    assert discord.stderr.count("\n") == 1
+
+
+def test_a_bad_setting_names_what_is_valid(tmp_path, monkeypatch):
+    monkeypatch.setenv("CODECITE_FILE_WEIGHT", "2")
+    monkeypatch.setenv("CODECITE_INDEX", "sqlite")
+    result = run(tmp_path / "home", "status")
+    assert (result.returncode, result.stderr) == (
+        2,
+        "error: CODECITE_INDEX=sqlite is not valid: use one of local, pinecone; "
+        "CODECITE_FILE_WEIGHT=2 is not valid: use a number in 0..1.\n",
+    )
 
 
 def test_schedule_needs_configured_repositories(tmp_path):
