@@ -26,7 +26,7 @@ from bot.context import CLI, Context
 from bot.errors import BotError, PermissionDenied
 from bot.index.base import Index
 from bot.index.setup import prepare_index
-from bot.jobs import IngestLine, JobRunner, Outcome, ReindexRequests, then
+from bot.jobs import IngestLine, JobRunner, Notice, Outcome, ReindexRequests, then
 from bot.llm.chat import LLM
 from bot.llm.embeddings import Embedder
 from bot.models import Answer, Hit, Question, RepoState, Turn
@@ -336,19 +336,19 @@ class Core:
 
     # -- ingest ------------------------------------------------------------------------------
 
-    def reindex(self, repo: str | None, ctx: Context, *, inline: bool = False) -> Future[str]:
-        """Re-ingest one repository in ctx's scope (or all of them): refusals (not an admin,
-        not available here) raise at once; the future's result is the report of the runs.
-
-        A job per repository is recorded for the scheduler's runner (`bot.jobs`); `inline`
-        ingests here instead (`codecite reindex`, which waits and must stay interruptible).
-        """
+    def reindex(
+        self, repo: str | None, ctx: Context, *, inline: bool = False, on_wait: Notice | None = None
+    ) -> Future[str]:
+        """Re-ingest a repository in ctx's scope (or all); refusals raise at once; the result is
+        the runs' report. A job per repository is recorded for the scheduler's runner; `inline`
+        ingests here (`codecite reindex`, interruptible; `on_wait` hears what it waits for)."""
         if not ctx.is_admin:
             raise PermissionDenied()
         targets = self._ingest.in_scope(repo, self.scope_for(ctx))
         trigger = f"{ctx.platform} command"
         if inline:
-            return then(self._ingest.submit(targets, trigger=trigger, inline=True), reindex_text)
+            ran = self._ingest.submit(targets, trigger=trigger, inline=True, on_wait=on_wait)
+            return then(ran, reindex_text)
         return self._requests.request(targets, trigger=trigger, requested_by=ctx.user)
 
     def queue_reindex(self, name: str, *, trigger: str) -> bool:

@@ -16,8 +16,17 @@ Every ingest, whichever way it came, holds the repository's cross-process lock a
 is written to the run log.
 """
 
-from bot.jobs.line import WORKERS, IngestLine, Outcome, Target, then
+from bot.jobs.line import WORKERS, IngestLine, Notice, Outcome, Target, then
 from bot.jobs.requests import ReindexRequests
 from bot.jobs.runner import JobRunner
 
-__all__ = ["WORKERS", "IngestLine", "JobRunner", "Outcome", "ReindexRequests", "Target", "then"]
+__all__ = [
+    "WORKERS",
+    "IngestLine",
+    "JobRunner",
+    "Notice",
+    "Outcome",
+    "ReindexRequests",
+    "Target",
+    "then",
+]

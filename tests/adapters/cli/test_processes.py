@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -12,10 +13,14 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from datetime import UTC, datetime, timedelta
 
+from bot.config import Settings
+from bot.wiring import make_stores
 from tests.support.cli import run_cli as run
 from tests.support.paths import ROOT
 from tests.support.shop import build_shop
+from tests.support.terminal import TerminalSession
 
 
 def test_serve_without_any_token_says_what_to_set(tmp_path):
@@ -252,3 +257,37 @@ def test_the_scheduler_process_serves_health_and_webhooks_on_port(make_repo, tmp
         stderr = _stop(proc)
     assert proc.returncode == 0, stderr
     assert "Traceback" not in stderr
+
+
+def test_a_waiting_ingest_says_what_it_waits_for(make_repo, tmp_path):
+    """A second `codecite index` of a repository being indexed names the run it waits for,
+    piped (one line on stderr) and on a terminal (in place of the progress bars)."""
+    repo = make_repo("shop")
+    build_shop(repo)
+    home = tmp_path / "home"
+    stores = make_stores(Settings(CODECITE_HOME=home))  # type: ignore[call-arg]
+    try:
+        stores.runs.begin("shop", datetime.now(UTC) - timedelta(seconds=30), "schedule")
+        with stores.locks.hold("shop"):  # the other ingest, under way
+            env = {**os.environ, "CODECITE_HOME": str(home)}
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "adapters.cli.main", "index", str(repo.path)],
+                env=env,
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            notice = proc.stderr.readline()  # said before it waits, not after
+            with TerminalSession(home, "index", str(repo.path), columns=120) as term:
+                screen = term.expect("waiting for another ingest of shop to finish")
+            assert proc.poll() is None  # still waiting: the lock is held
+        out, err = proc.communicate(timeout=60)
+    finally:
+        stores.close()
+    assert re.fullmatch(
+        r"waiting for another ingest of shop to finish \(started 3\d s ago by schedule\)\n",
+        notice,
+    )
+    assert "(started 3" in screen
+    assert proc.returncode == 0 and "Indexed shop" in out and err == ""
