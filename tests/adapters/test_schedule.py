@@ -157,6 +157,26 @@ def test_changed_rules_force_a_full_run(remote):
         sched.shutdown()
 
 
+def test_rules_in_force_at_start_apply_at_once(remote):
+    """A repository indexed before its `exclude` rule was written: the scheduler's first run
+    applies the rule although the remote head has not moved; the next one is quick."""
+    _, bare = remote
+    url = f"file://{bare}"
+    core = Core.from_settings(Settings(), _config())
+    core.index_repo(url, name="shop")
+    assert "README.md" in core.index.manifest("shop")
+    core.use_config(_config(RepoConfig(name="shop", url=url, exclude=("*.md",))))
+    sched = _scheduler(core)
+    try:
+        first = sched.run_repo("shop", "schedule")
+        assert first is not None and first.files_removed == 1 and not first.unchanged
+        assert "README.md" not in core.index.manifest("shop")
+        again = sched.run_repo("shop", "schedule")
+        assert again is not None and again.unchanged
+    finally:
+        sched.shutdown()
+
+
 def test_never_two_ingests_of_one_repository(remote):
     _, bare = remote
     core = Core.from_settings(Settings(), _config(RepoConfig(name="shop", url=f"file://{bare}")))
