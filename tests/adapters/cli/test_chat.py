@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,9 +14,9 @@ from tests.servers.openai_fake import FakeOpenAI
 from tests.support.cli import run_cli
 from tests.support.gitrepo import GitRepo
 from tests.support.shop import build_shop
-from tests.support.streaming import KEY
 from tests.support.terminal import CTRL_C, CTRL_D, UP, TerminalSession
 
+ANSWER = "Retries back off exponentially [1]. " * 20  # the fake model's (conftest)
 PROMPT = "\x1b[1myou>\x1b[0m "  # bold: NO_COLOR is set, so no colour
 
 
@@ -130,21 +129,10 @@ def test_the_repo_scope_holds_for_every_command(home: Path) -> None:
     assert "This chat sees only shop (--repo)." in term.text
 
 
-@pytest.fixture
-def model(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as fake:
-        fake.chat_reply = lambda body: "Retries back off exponentially [1]. " * 20
-        for name, value in {
-            "OPENAI_API_KEY": KEY,
-            "OPENAI_BASE_URL": fake.base_url,
-            "CODECITE_EMBED_MODEL": "none",
-        }.items():
-            monkeypatch.setenv(name, value)
-        yield fake
-
-
-def test_ctrl_c_stops_an_answer_and_the_chat_goes_on(home: Path, model: FakeOpenAI) -> None:
-    release = model.hold_stream_next(after_chunks=3)
+def test_ctrl_c_stops_an_answer_and_the_chat_goes_on(
+    home: Path, fake: FakeOpenAI, env: dict[str, str]
+) -> None:
+    release = fake.hold_stream_next(after_chunks=3)
     try:
         with TerminalSession(home, "chat") as term:
             term.expect(PROMPT)

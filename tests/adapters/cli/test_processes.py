@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from bot.config import Settings
 from bot.wiring import make_stores
 from tests.support.cli import run_cli as run
+from tests.support.cli import start_cli
 from tests.support.paths import ROOT
 from tests.support.shop import build_shop
 from tests.support.terminal import TerminalSession
@@ -269,14 +270,8 @@ def test_a_waiting_ingest_says_what_it_waits_for(make_repo, tmp_path):
     try:
         stores.runs.begin("shop", datetime.now(UTC) - timedelta(seconds=30), "schedule")
         with stores.locks.hold("shop"):  # the other ingest, under way
-            env = {**os.environ, "CODECITE_HOME": str(home)}
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "adapters.cli.main", "index", str(repo.path)],
-                env=env,
-                cwd=ROOT,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
+            proc = start_cli(
+                home, "index", str(repo.path), stdout=subprocess.PIPE, stderr=subprocess.PIPE
             )
             notice = proc.stderr.readline()  # said before it waits, not after
             with TerminalSession(home, "index", str(repo.path), columns=120) as term:

@@ -9,16 +9,12 @@ run to run, and only those are masked.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.servers.openai_fake import FakeOpenAI
 from tests.support.cli import run_cli
 from tests.support.gitrepo import GitRepo
-from tests.support.shop import build_shop
-from tests.support.streaming import KEY
 from tests.support.terminal import TerminalSession
 
 QUESTION = "how are failed webhooks retried?"
@@ -80,27 +76,8 @@ STATUS = re.compile(r"^(?:\r\x1b\[2K(?:\x1b\[2m[^\x1b]*\x1b\[0m)?)+")
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        server.chat_reply = lambda body: ANSWER
-        yield server
-
-
-@pytest.fixture
-def env(fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    values = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": fake.base_url}
-    values["CODECITE_EMBED_MODEL"] = "none"
-    for name, value in values.items():
-        monkeypatch.setenv(name, value)  # run_cli passes the environment on
-    return values
-
-
-@pytest.fixture
-def shop(tmp_path: Path, make_repo, env: dict[str, str]) -> tuple[Path, str]:
-    repo: GitRepo = make_repo("shop")
-    build_shop(repo)
-    home = tmp_path / "home"
-    assert run_cli(home, "index", str(repo.path)).returncode == 0
+def shop(indexed_shop: tuple[Path, GitRepo]) -> tuple[Path, str]:
+    home, repo = indexed_shop
     return home, repo.head()[:7]
 
 

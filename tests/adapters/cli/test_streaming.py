@@ -3,7 +3,6 @@ and the whole answer at once when piped; the model is the fake OpenAI server."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,40 +10,15 @@ import pytest
 from tests.servers.openai_fake import FakeOpenAI
 from tests.support.cli import run_cli
 from tests.support.gitrepo import GitRepo
-from tests.support.shop import build_shop
-from tests.support.streaming import KEY, run_on_pty
+from tests.support.streaming import run_on_pty
 
 QUESTION = "how are failed webhook deliveries retried with backoff?"
 ANSWER = "Failed deliveries are retried with exponential backoff [1] " * 4 + "until they give up."
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        server.chat_reply = lambda body: ANSWER
-        yield server
-
-
-@pytest.fixture
-def env(fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    values = {
-        "OPENAI_API_KEY": KEY,
-        "OPENAI_BASE_URL": fake.base_url,
-        "CODECITE_EMBED_MODEL": "none",
-    }
-    for name, value in values.items():
-        monkeypatch.setenv(name, value)  # run_cli passes the environment on
-    return values
-
-
-@pytest.fixture
-def home(tmp_path: Path, make_repo, env: dict[str, str]) -> Path:
-    repo: GitRepo = make_repo("shop")
-    build_shop(repo)
-    home = tmp_path / "home"
-    result = run_cli(home, "index", str(repo.path))
-    assert result.returncode == 0, result.stderr
-    return home
+def home(indexed_shop: tuple[Path, GitRepo]) -> Path:
+    return indexed_shop[0]
 
 
 def words(printed: bytes) -> str:

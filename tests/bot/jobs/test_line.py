@@ -5,24 +5,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
-from bot.config import FileConfig, RepoConfig, Settings
 from bot.core import CLI, Core
 from bot.store.locks import RepositoryBusy
-from tests.support.shop import build_shop
-
-
-@pytest.fixture
-def core(make_repo: Any) -> Iterator[Core]:
-    repo = make_repo("shop")
-    build_shop(repo)
-    config = FileConfig(repos=(RepoConfig(name="shop", path=str(repo.path)),))
-    core = Core.from_settings(Settings(), config)
-    yield core
-    core.close()
 
 
 @pytest.fixture
