@@ -15,8 +15,8 @@ configured repositories the index holds nothing of are indexed right away, in th
 background, without waiting for the first interval: that run is recorded and
 logged as "boot". Repositories already indexed get a full check at once (the rules
 of codecite.toml as they are now apply, whether or not the commit moved), as do
-repositories added to codecite.toml later; later runs are quick checks. Being the job's own run, it keeps
-the job's guarantees (one at a time, missed runs coalesced into it).
+repositories added to codecite.toml later; later runs are quick checks. Being the
+job's own run, it keeps the job's guarantees (one at a time, missed runs coalesced).
 """
 
 from __future__ import annotations
