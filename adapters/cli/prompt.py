@@ -110,9 +110,11 @@ def _append(readline: ModuleType, path: Path) -> None:
     """Add the newest line to the history file (private: it holds the questions asked)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
-    readline.append_history_file(1, str(path))
-    if readline.get_current_history_length() >= HISTORY_LINES:
-        readline.write_history_file(str(path))  # trimmed to the last HISTORY_LINES
+    full = readline.get_current_history_length() >= HISTORY_LINES
+    if full or not hasattr(readline, "append_history_file"):  # some libedit builds lack it
+        readline.write_history_file(str(path))  # the whole history, the last HISTORY_LINES
+    else:
+        readline.append_history_file(1, str(path))
 
 
 def _completer(readline: ModuleType, words: Sequence[str]) -> object:
