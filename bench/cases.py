@@ -9,6 +9,7 @@ here hands them answers, gold labels or later history.
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import subprocess
@@ -43,6 +44,21 @@ class Step:
     repo: str
     commit: str
     cases: tuple[Case, ...] = field(default_factory=tuple)
+
+
+def case_arguments(doc: str | None, *, cases: bool = True) -> argparse.ArgumentParser:
+    """A command line whose help is the script's docstring, taking --clones (and --cases)."""
+    ap = argparse.ArgumentParser(
+        description=doc.split("\n\n")[0] if doc else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=doc,
+    )
+    ap.add_argument("--clones", type=Path, required=True, help="directory of local git clones")
+    if cases:
+        ap.add_argument(
+            "--cases", type=Path, action="append", required=True, help="JSONL case file"
+        )
+    return ap
 
 
 def load_cases(paths: Sequence[Path]) -> list[Case]:

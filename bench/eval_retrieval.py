@@ -35,7 +35,17 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bm25files import TOKENIZERS
-from bench.cases import PROTOCOLS, Case, CaseError, Step, find_clone, load_cases, materialise, plan
+from bench.cases import (
+    PROTOCOLS,
+    Case,
+    CaseError,
+    Step,
+    case_arguments,
+    find_clone,
+    load_cases,
+    materialise,
+    plan,
+)
 from bench.common import percentile
 from bench.functions import FunctionMap
 from bench.report import run_table, side_by_side
@@ -47,13 +57,7 @@ KEEP_CHUNKS = 200  # chunks kept per case with --chunks, for re-ranking experime
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0] if __doc__ else None,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=__doc__,
-    )
-    ap.add_argument("--clones", type=Path, required=True, help="directory of local git clones")
-    ap.add_argument("--cases", type=Path, action="append", required=True, help="JSONL case file")
+    ap = case_arguments(__doc__)
     ap.add_argument(
         "--system", action="append", choices=SYSTEMS, help="system to score (repeatable)"
     )

@@ -167,10 +167,16 @@ def ago(then: datetime, now: datetime | None = None) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """A retrieved chunk and its score (higher is better; scales differ by stage)."""
+    """A retrieved chunk and its score (higher is better; scales differ by stage).
+
+    `relevance`, once judged (`bot.retrieval.relevance`), is absolute: the share of the
+    question's weighted concepts the chunk contains, 0.0 to 1.0, comparable across
+    questions; None before.
+    """
 
     chunk: Chunk
     score: float
+    relevance: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -171,6 +171,7 @@ def cmd_search(core: Core, args: argparse.Namespace, console: Console) -> int:
                 "symbol": c.symbol,
                 "kind": c.kind,
                 "score": round(hit.score, 6),
+                "relevance": round(hit.relevance or 0.0, 4),
             }
             sys.stdout.write(json.dumps(row) + "\n")
         else:

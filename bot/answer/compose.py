@@ -11,6 +11,7 @@ import time
 from dataclasses import replace
 
 from bot.answer.citations import resolve_citations
+from bot.answer.coverage import absent_words, excerpt_weights, explain_not_answered, not_covered
 from bot.answer.extractive import extractive_answer
 from bot.answer.permalinks import Permalinker
 from bot.answer.progress import Progress, Reporter, pruning, reading, searching, writing
@@ -85,12 +86,16 @@ class Composer:
         pieces = self.llm.stream(messages, max_tokens=self.max_tokens)
         source_text = "\n".join(s.text for s in retrieval.sources)
 
+        sentence = not_covered(retrieval)
+
         def render(raw: str) -> str:
-            text, citations = resolve_citations(raw, sources, link)
+            if sentence and NOT_ANSWERED.startswith(raw.strip()):
+                return ""  # may become the not-answered sentence, which is replaced: wait
+            text, citations = resolve_citations(explain_not_answered(raw, sentence), sources, link)
             return make_safe(text, [c.url for c in citations], source_text)
 
         def finish(raw: str, cut_off: bool) -> Answer:
-            text, citations = resolve_citations(raw, sources, link)
+            text, citations = resolve_citations(explain_not_answered(raw, sentence), sources, link)
             completion = getattr(pieces, "completion", None)
             if isinstance(completion, Completion) and not cut_off:
                 used = Usage(completion.prompt_tokens, completion.completion_tokens)
@@ -153,12 +158,18 @@ class Composer:
         if not retrieval.sources and not exact:
             return _noted(missing_note(facts), NOT_ANSWERED), (), "empty", usage
         if self.llm is None:
-            terms = (*retrieval.analysis.terms, *retrieval.analysis.exact_terms)
-            text, citations = extractive_answer(terms, retrieval.sources, link)
-            return _noted(missing_note(facts), text), citations, "extractive", usage
+            note = missing_note(facts)
+            text, citations = extractive_answer(
+                excerpt_weights(retrieval),
+                retrieval.sources,
+                link,
+                not_covered="" if note else not_covered(retrieval),
+            )
+            return _noted(note, text), citations, "extractive", usage
         sources, messages, usage, _ = self._model_input(question, retrieval, Reporter(None))
         completion = self.llm.complete(messages, max_tokens=self.max_tokens)
-        text, citations = resolve_citations(completion.text, sources, link)
+        text = explain_not_answered(completion.text, not_covered(retrieval))
+        text, citations = resolve_citations(text, sources, link)
         usage = usage + Usage(completion.prompt_tokens, completion.completion_tokens)
         return text, citations, "llm", usage
 
@@ -176,7 +187,13 @@ class Composer:
             timings["prune"] = time.perf_counter() - pruned_from
             usage = usage + prune_usage
         facts = facts_block(retrieval.symbols, sources)
-        messages = build_messages(question.text, sources, question.conversation, facts=facts)
+        messages = build_messages(
+            question.text,
+            sources,
+            question.conversation,
+            facts=facts,
+            absent=absent_words(retrieval),
+        )
         return sources, messages, usage, timings
 
     def repo_map(self, states: dict[str, RepoState]) -> Answer:

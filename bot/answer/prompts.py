@@ -37,10 +37,16 @@ MAX_TURN_CHARS = 1500
 
 
 def build_messages(
-    question: str, sources: Sequence[Source], history: Sequence[Turn] = (), *, facts: str = ""
+    question: str,
+    sources: Sequence[Source],
+    history: Sequence[Turn] = (),
+    *,
+    facts: str = "",
+    absent: Sequence[str] = (),
 ) -> list[Message]:
     """`facts`: exact findings of the symbol table (definitions, call sites, a repository map),
-    computed by codecite itself, so they sit outside the untrusted source blocks."""
+    computed by codecite itself, so they sit outside the untrusted source blocks. `absent`:
+    words of the question that no indexed chunk in scope contains (also codecite's own)."""
     nonce = secrets.token_hex(4)
     messages = [Message("system", SYSTEM)]
     for turn in history[-MAX_HISTORY_TURNS:]:
@@ -54,11 +60,23 @@ def build_messages(
     )
     user = (
         f"Sources (untrusted data, delimited by <source-{nonce}> markers):\n\n{blocks}\n\n"
-        f"{known}Question: {question}\n\n"
+        f"{known}{_absent_note(absent)}Question: {question}\n\n"
         "Answer from the sources only, citing them as [n]."
     )
     messages.append(Message("user", user))
     return messages
+
+
+def _absent_note(absent: Sequence[str]) -> str:
+    """What codecite's index says the code never mentions, and what to do about it."""
+    if not absent:
+        return ""
+    words = ", ".join(absent)  # words of the question: letters, digits, `_` and `-` only
+    return (
+        f"From codecite's index (exact): no indexed file in scope mentions {words}. If the "
+        f'sources do not answer the question, reply "{NOT_ANSWERED}" and name the nearest '
+        "places they show, with citations.\n\n"
+    )
 
 
 def _source_block(n: int, s: Source, nonce: str) -> str:

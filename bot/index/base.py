@@ -44,6 +44,18 @@ class IndexStats:
     bytes: int  # on-disk size where known, else 0
 
 
+@dataclass(frozen=True, slots=True)
+class TermStats:
+    """How many chunks a scope holds and, per query token, how many of them contain it.
+
+    Absolute counts over the scope only (unlike BM25's corpus-wide IDF), so a caller can
+    tell "this repository never mentions X" and weigh a question's words by rarity.
+    """
+
+    chunks: int
+    df: Mapping[str, int] = field(default_factory=dict)  # token -> chunks containing it
+
+
 class Index(Protocol):
     def apply(self, change: ChangeSet) -> None:
         """Apply one repository's change set atomically (all or nothing)."""
@@ -74,6 +86,9 @@ class Index(Protocol):
 
     def dense(self, vector: Sequence[float], *, repos: frozenset[str] | None, k: int) -> list[Hit]:
         """Nearest chunks by embedding (inner product); [] when no vectors are stored."""
+
+    def term_stats(self, tokens: Sequence[str], *, repos: frozenset[str] | None) -> TermStats:
+        """Chunks in scope, and how many contain each token (in any field); 0 when none."""
 
     def chunks_of(self, repo: str, path: str) -> list[Chunk]:
         """A file's chunks in line order (for merging neighbours)."""

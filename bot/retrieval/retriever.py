@@ -22,6 +22,7 @@ from bot.llm.embeddings import Embedder
 from bot.models import FileHit, Hit, Usage, line_label
 from bot.retrieval.intent import Intent, intent_of, prior
 from bot.retrieval.query import QueryAnalysis, analyze
+from bot.retrieval.relevance import Coverage, RelevanceJudge
 from bot.retrieval.symbol_facts import SymbolFacts, SymbolFinder, SymbolLookup, exact_first
 from bot.text.counting import count_tokens
 from bot.text.tokens import query_terms
@@ -43,6 +44,7 @@ HYDE_WEIGHT = 0.7  # the hypothetical code helps, but the question itself leads
 HYDE_TERMS = 60
 SUBJECT_WEIGHT = 1.0  # a long question's first line counts as much again as the whole of it
 HYDE_THREADS = 4  # questions whose hypothetical snippet is being written at once
+JUDGED = 20  # hits of an answer whose relevance is judged (more than its sources)
 
 Expander = Callable[[str], tuple[str, Usage]]
 
@@ -73,6 +75,7 @@ class Retrieval:
     usage: Usage = field(default_factory=Usage)  # embedding tokens, plus HyDE's when it ran
     timings: dict[str, float] = field(default_factory=dict)
     symbols: SymbolFacts | None = None  # exact findings for a symbol or overview question
+    coverage: Coverage = field(default_factory=Coverage)  # what of the question the scope holds
 
 
 class Retriever:
@@ -89,6 +92,7 @@ class Retriever:
     ) -> None:
         self._index = index
         self.symbol_finder = SymbolFinder(index, symbols)
+        self._judge = RelevanceJudge(index)
         self._embedder = embedder
         self._expander = expander
         # HyDE waits on the model while the question's own searches use the CPU: both at once.
@@ -108,6 +112,7 @@ class Retriever:
         hits = exact_first(facts, hits)
         looked_up_at = time.perf_counter()
         sources = self._context(hits)
+        judged = self._judge.judge(text, hits[:JUDGED], repos)
         timings = {
             "search": ranked_at - started,
             "symbols": looked_up_at - ranked_at,
@@ -115,11 +120,13 @@ class Retriever:
         }
         if hyde_seconds is not None:
             timings["hyde"] = hyde_seconds  # within "search": it ran alongside
-        return Retrieval(analysis, hits, sources, usage, timings, facts)
+        hits = judged.hits + hits[JUDGED:]
+        return Retrieval(analysis, hits, sources, usage, timings, facts, judged.coverage)
 
     def search(self, text: str, repos: frozenset[str] | None, top_k: int = 10) -> list[Hit]:
+        """The best `top_k` hits, each with its relevance."""
         hits, _, _ = self._ranked(analyze(text), repos)
-        return hits[:top_k]
+        return self._judge.judge(text, hits[:top_k], repos).hits
 
     def _ranked(
         self, q: QueryAnalysis, repos: frozenset[str] | None

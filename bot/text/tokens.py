@@ -176,6 +176,55 @@ def token_counts(text: str) -> dict[str, int]:
     return counts
 
 
+def tokens_in(text: str, wanted: Iterable[str]) -> set[str]:
+    """Which of `wanted` are tokens of `text`: `set(iter_tokens(text)) & set(wanted)`, found
+    by searching the text for each wanted token rather than tokenising all of it.
+
+    Every token is a lower-cased substring of the text, or its stem (a prefix of one), but
+    for two shapes: a "-ies"/"-ied" stem ends in "y" where the text has "i", and a kebab-case
+    compound has "_" where the text has "-". Each place a probe is found is confirmed by
+    tokenising only the word around it, so the answer is exact (text with non-ASCII
+    characters is simply tokenised).
+    """
+    if not text.isascii():  # Unicode digits and case rules: the tokenizer itself decides
+        return set(iter_tokens(text)).intersection(wanted)
+    lower = text.lower()
+    # Most wanted tokens are not in a text at all: one substring test each rules them out.
+    maybe = [
+        t
+        for t in dict.fromkeys(wanted)
+        if t
+        and (
+            t in lower
+            or (t[-1] == "y" and t[:-1] + "i" in lower)
+            or ("_" in t and t.replace("_", "-") in lower)
+        )
+    ]
+    return {token for token in maybe if _holds(text, lower, token)}
+
+
+def _holds(text: str, lower: str, token: str) -> bool:
+    if "_" in token and token.replace("_", "-") in lower and token in compounds(text):
+        return True
+    probes = (token, token[:-1] + "i") if token.endswith("y") else (token,)
+    for probe in probes:
+        at = lower.find(probe)
+        while at >= 0:
+            start, end = at, at + len(probe)
+            while start > 0 and _is_word_char(text[start - 1]):
+                start -= 1
+            while end < len(text) and _is_word_char(text[end]):
+                end += 1
+            if token in _tokens_of(text[start:end]):
+                return True
+            at = lower.find(probe, end)
+    return False
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch == "_" or ch.isalnum()  # the text is ASCII here
+
+
 def path_tokens(path: str) -> list[str]:
     """Directory and file names, split like identifiers, plus the extension."""
     return code_tokens(path.replace("/", " ").replace(".", " ").replace("-", " "))

@@ -324,6 +324,46 @@ class IndexContract:
         self._two_repos(index)
         assert index.lexical(["invoice"], repos=frozenset({"gamma"}), k=5) == []
 
+    # -- term statistics -------------------------------------------------------
+
+    def test_term_stats_count_chunks_per_token_within_the_scope(self, index: Index) -> None:
+        self._two_repos(index)  # alpha: 1 chunk naming "invoice"; beta: 15 chunks
+        stats = index.term_stats(["invoice", "notes", "postgresql"], repos=frozenset({"beta"}))
+        assert stats.chunks == 15
+        assert dict(stats.df) == {"invoice": 15, "notes": 0, "postgresql": 0}
+        alpha = index.term_stats(["invoice", "notes"], repos=frozenset({"alpha"}))
+        assert (alpha.chunks, dict(alpha.df)) == (1, {"invoice": 1, "notes": 1})
+        everything = index.term_stats(["invoice"], repos=None)
+        assert (everything.chunks, everything.df["invoice"]) == (16, 16)
+
+    def test_term_stats_see_symbol_header_and_path_tokens(self, index: Index) -> None:
+        self.seed(index)
+        stats = index.term_stats(
+            ["register_hook", "registry", "backoff", "callback", "hooks"], repos=None
+        )
+        assert dict(stats.df) == {
+            "register_hook": 1,
+            "registry": 2,  # hooks/registry.py holds two chunks
+            "backoff": 1,
+            "callback": 1,
+            "hooks": 2,
+        }
+
+    def test_term_stats_follow_removals_and_empty_scopes(self, index: Index) -> None:
+        chunks = self.seed(index)
+        self.apply(
+            index,
+            change_set(
+                "alpha", chunks[:2], dim=self.DIM, deletes=[chunks[2].id], removed_paths=[RETRY_PY]
+            ),
+        )
+        stats = index.term_stats(["backoff", "callback"], repos=frozenset({"alpha"}))
+        assert (stats.chunks, dict(stats.df)) == (2, {"backoff": 0, "callback": 1})
+        nothing = index.term_stats(["callback"], repos=frozenset())
+        assert (nothing.chunks, dict(nothing.df)) == (0, {"callback": 0})
+        unknown = index.term_stats(["callback"], repos=frozenset({"gamma"}))
+        assert (unknown.chunks, dict(unknown.df)) == (0, {"callback": 0})
+
     # -- dense ---------------------------------------------------------------
 
     def test_dense_ranks_by_inner_product(self, index: Index) -> None:

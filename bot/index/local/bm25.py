@@ -206,6 +206,17 @@ def search(
     return _top(np.concatenate(scores), np.concatenate(ids), k)
 
 
+def frequencies(
+    segments: Mapping[str, Segment], scope: Iterable[str] | None, hashes: Hashes
+) -> tuple[int, Ints]:
+    """Documents in the `scope` segments, and how many of them hold each of `hashes`."""
+    names = list(segments) if scope is None else [s for s in scope if s in segments]
+    df = np.zeros(hashes.size, dtype=np.int64)
+    for name in names:
+        df += segments[name].locate(hashes)[1]
+    return sum(segments[name].size for name in names), df
+
+
 def _top(scores: Floats, ids: Ints, k: int) -> list[tuple[int, float]]:
     """The best k by score, ties broken by the lower rowid (as the FTS5 query did)."""
     if scores.size > k:

@@ -27,9 +27,10 @@ from typing import Any
 import numpy as np
 
 from bot.errors import StoreError
-from bot.index.base import FIELDS, ChangeSet, IndexStats
+from bot.index.base import FIELDS, ChangeSet, IndexStats, TermStats
 from bot.index.local import bm25, rowcache, schema
 from bot.index.local.lexical import EngineCache, Weights, query_hashes
+from bot.index.local.termcounts import term_hash
 from bot.index.local.vectors import VectorCache, vector_generation
 from bot.models import Chunk, FileEntry, FileHit, Hit, RepoState
 from bot.store.sqlite import raise_if_disk_full
@@ -249,6 +250,16 @@ class LocalIndex:
         best = bm25.search(engine.files, repos, hashes, k)
         where = [(engine.file(fid), score) for fid, score in best]
         return [FileHit(*found, score) for found, score in where if found is not None]
+
+    def term_stats(self, tokens: Sequence[str], *, repos: frozenset[str] | None) -> TermStats:
+        distinct = list(dict.fromkeys(tokens))
+        if repos is not None and not repos:
+            return TermStats(0, dict.fromkeys(distinct, 0))
+        hashes = np.fromiter(map(term_hash, distinct), dtype=np.uint64, count=len(distinct))
+        with self._read() as conn:
+            engine = self._lexical.get(conn)
+        documents, df = bm25.frequencies(engine.chunks, repos, hashes)
+        return TermStats(documents, dict(zip(distinct, df.tolist(), strict=True)))
 
     def dense(self, vector: Sequence[float], *, repos: frozenset[str] | None, k: int) -> list[Hit]:
         query = np.asarray(vector, dtype=np.float32)

@@ -37,6 +37,18 @@ def index_schema(dimension: int) -> dict[str, Any]:
     }
 
 
+def existing_dimension(pc: Pinecone, name: str) -> int | None:
+    """The dense dimension of the index `name`, or None when there is no such index."""
+    try:
+        return pc.indexes.describe(name).dimension
+    except NotFoundError:
+        return None
+    except PineconeError as exc:
+        raise store_error("describe index", exc) from exc
+    except AttributeError as exc:  # the schema has no single dense field
+        raise ConfigError(f"The Pinecone index {name!r} is not a vector index.") from exc
+
+
 def ensure_index(
     pc: Pinecone,
     name: str,

@@ -40,14 +40,13 @@ from pathlib import Path
 from typing import Any
 
 from pinecone import Pinecone
-from pinecone.errors import NotFoundError, PineconeError
 from pinecone.models.vectors.vector import ScoredVector
 
 from bot.config import Settings
 from bot.errors import ConfigError
-from bot.index.base import ChangeSet, IndexStats
-from bot.index.pinecone.client import PineconeData, store_error
-from bot.index.pinecone.control import check_dimension, ensure_index
+from bot.index.base import ChangeSet, IndexStats, TermStats
+from bot.index.pinecone.client import PineconeData
+from bot.index.pinecone.control import check_dimension, ensure_index, existing_dimension
 from bot.index.pinecone.plan import (
     CHUNK_ENCODER,
     FILE_ENCODER,
@@ -178,19 +177,9 @@ class PineconeIndex:
                 check_dimension(self._name or "(by host)", found, dimension)
             self._dimension = dimension or found
             return
-        wanted = dimension or self._existing_dimension() or DEFAULT_DIMENSION
+        wanted = dimension or existing_dimension(self._pc, self._name) or DEFAULT_DIMENSION
         self._host = ensure_index(self._pc, self._name, wanted)
         self._dimension = wanted
-
-    def _existing_dimension(self) -> int | None:
-        try:
-            return self._pc.indexes.describe(self._name).dimension
-        except NotFoundError:
-            return None
-        except PineconeError as exc:
-            raise store_error("describe index", exc) from exc
-        except AttributeError as exc:  # the schema has no single dense field
-            raise ConfigError(f"The Pinecone index {self._name!r} is not a vector index.") from exc
 
     # --- writes ------------------------------------------------------------------------
 
@@ -297,6 +286,14 @@ class PineconeIndex:
             return []
         flt = search_filter(repos, CHUNK, dense_only=True)
         return _hits(self._query(k, self._checked(vector), None, flt))
+
+    def term_stats(self, tokens: Sequence[str], *, repos: frozenset[str] | None) -> TermStats:
+        distinct = list(dict.fromkeys(tokens))
+        if repos is not None and not repos:
+            return TermStats(0, dict.fromkeys(distinct, 0))
+        dims = sorted({token_index(t) for t in distinct})
+        stats = self._state.corpus_stats(CHUNK_LEVEL, dims, repos)
+        return TermStats(stats.documents, {t: stats.df.get(token_index(t), 0) for t in distinct})
 
     def hybrid(
         self,

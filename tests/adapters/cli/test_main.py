@@ -50,6 +50,32 @@ def test_search_json_contract(indexed):
     assert scores == sorted(scores, reverse=True)
 
 
+def test_search_json_carries_an_absolute_relevance(indexed):
+    home, _ = indexed
+    strong = run(home, "search", "charge customer card", "--top-k", "3", "--json")
+    weak = run(home, "search", "retry_webhooks_with_jitter_v2 customer", "--top-k", "3", "--json")
+    assert strong.returncode == weak.returncode == 0, strong.stderr + weak.stderr
+    good = [json.loads(line) for line in strong.stdout.splitlines()]
+    poor = [json.loads(line) for line in weak.stdout.splitlines()]
+    assert set(good[0]) == {
+        *("repo", "path", "start_line", "end_line", "symbol", "kind", "score", "relevance"),
+    }
+    # Both first hits rank first (score ~1), but only one of them covers its question.
+    assert good[0]["relevance"] == 1.0
+    assert poor and max(r["relevance"] for r in poor) < 0.2
+    assert all(0.0 <= r["relevance"] <= 1.0 for r in good + poor)
+
+
+def test_ask_says_what_the_code_does_not_mention(indexed):
+    home, _ = indexed
+    result = run(home, "ask", "how do we charge customers in PostgreSQL?")
+    assert result.returncode == 0, result.stderr
+    assert "The indexed code does not seem to mention PostgreSQL; the nearest places are:" in (
+        result.stdout
+    )
+    assert "shop/" in result.stdout  # the nearest places are still listed
+
+
 def test_chat_reads_questions_from_stdin(indexed):
     home, _ = indexed
     result = run(home, "chat", stdin="/repos\nwhere is the volume discount?\n/quit\n")

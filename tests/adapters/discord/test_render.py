@@ -127,3 +127,17 @@ def test_every_prefix_of_a_long_streamed_answer_fits_and_keeps_full_messages() -
         for piece in pieces:
             assert 0 < len(piece) <= MESSAGE_LIMIT
             assert fences_balanced(piece)
+
+
+def test_a_not_covered_answer_reads_naturally() -> None:
+    text = (
+        "The indexed code does not seem to mention PostgreSQL or `pg_pool`; the nearest places"
+        " are:\n\n**src/hooks.py:L6-L12** `retry` (demo)\n```python\ndef retry(event):\n```"
+    )
+    [body] = render_answer(answer(text, cite("src/hooks.py", 6, 12, URL)))
+    assert body.split("\n")[:3] == [
+        "The indexed code does not seem to mention PostgreSQL or `pg_pool`; the nearest places"
+        " are:",
+        "",
+        f"**[src/hooks.py:L6-L12](<{URL}>)** `retry` (demo)",
+    ]

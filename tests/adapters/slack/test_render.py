@@ -137,3 +137,17 @@ def test_render_text_for_commands() -> None:
     [message] = render_text("**Indexed**\n- shop main@3f2a9c1")
     assert message.text == "*Indexed*\n• shop main@3f2a9c1"
     assert message.blocks[0]["text"]["text"] == message.text
+
+
+def test_a_not_covered_answer_reads_naturally() -> None:
+    text = (
+        "The indexed code does not seem to mention PostgreSQL or `pg_pool`; the nearest places"
+        " are:\n\n**shop/webhooks.py:L6-L12** `retry_failed_webhooks` (shop)\n```python\n"
+        "def retry_failed_webhooks(self, failures):\n```"
+    )
+    [message] = render_answer(_answer(text, mode="extractive"))
+    first = message.blocks[0]["text"]["text"].split("\n")
+    assert first[0] == (
+        "The indexed code does not seem to mention PostgreSQL or `pg_pool`; the nearest places are:"
+    )
+    assert first[2] == f"*<{URL}|shop/webhooks.py:L6-L12>* `retry_failed_webhooks` (shop)"

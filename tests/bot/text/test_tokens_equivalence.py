@@ -23,6 +23,7 @@ from bot.text.tokens import (
     query_terms,
     stem,
     token_counts,
+    tokens_in,
 )
 from tests.support.paths import ROOT
 
@@ -114,6 +115,42 @@ def test_paths_tokenise_as_the_reference() -> None:
 def test_this_repository_tokenises_as_the_reference(folder: str) -> None:
     for path in sorted((ROOT / folder).rglob("*.py"))[:120]:
         check(path.read_text(encoding="utf-8"))
+
+
+def check_tokens_in(text: str, extra: tuple[str, ...] = ()) -> None:
+    """`tokens_in` finds exactly the wanted tokens the full tokenizer gives, no more."""
+    present = set(reference_tokens(text))
+    # Tokens of the text, near misses (prefixes, "-ies" stems, compounds) and strangers.
+    wanted = {*present, *extra, *(t[:-1] for t in present if len(t) > 2), "retry", "zzz"}
+    assert tokens_in(text, wanted) == present & wanted, text
+
+
+def test_tokens_in_agrees_with_the_tokenizer_on_random_text() -> None:
+    rnd = random.Random(11)
+    for _ in range(2000):
+        check_tokens_in(random_text(rnd), ("registerhook", "hook", "caching", "cach"))
+
+
+def test_tokens_in_finds_stems_compounds_and_nothing_inside_other_words() -> None:
+    text = "it retried twice; see --setup-show and RETRIES_MAX in concatenate()"
+    assert tokens_in(text, ["retry", "setup_show", "max", "cat", "concatenat", "show"]) == {
+        "retry",
+        "setup_show",
+        "max",
+        "concatenat",
+        "show",
+    }
+    assert tokens_in("x_setup-show", ["setup_show"]) == set()  # no compound after "_"
+    # Non-ASCII text ("İ" lower-cases to two characters): the full tokenizer decides.
+    assert tokens_in("İstanbul retries", ["retry", "stanbul", "istanbul"]) == {"retry", "stanbul"}
+
+
+@pytest.mark.parametrize("folder", ["bot", "tests/bot/answer"])
+def test_tokens_in_agrees_with_the_tokenizer_on_this_repository(folder: str) -> None:
+    for path in sorted((ROOT / folder).rglob("*.py"))[:60]:
+        text = path.read_text(encoding="utf-8")
+        for start in range(0, len(text), 1500):
+            check_tokens_in(text[start : start + 1500], ("setup_show", "dry_run"))
 
 
 def test_a_full_cache_starts_over_and_still_answers(monkeypatch: pytest.MonkeyPatch) -> None:
