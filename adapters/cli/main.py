@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from rich.console import Console
 from rich.progress import (
@@ -24,6 +25,7 @@ from rich.progress import (
 )
 
 from adapters.cli.chat import run_chat
+from adapters.cli.interrupts import route_to_main_thread
 from adapters.cli.logs import PRINTED, setup_logging
 from adapters.cli.plain import say
 from adapters.cli.render import print_answer, print_report, print_streamed
@@ -37,6 +39,7 @@ from bot.errors import BotError, ConfigError
 
 log = logging.getLogger(__name__)
 
+SERVERS = ("serve", "schedule")
 EXIT_USER_ERROR = 2
 EXIT_FAILURE = 1
 
@@ -291,6 +294,10 @@ HANDLERS: dict[str, Handler] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # Servers stop on SIGINT/SIGTERM through handlers of their own; a test calling main()
+    # in its own process keeps its signals.
+    if args.command not in SERVERS and _is_the_program():
+        route_to_main_thread()
     # Nothing printed is read as markup; `say` wraps on a terminal, never in a pipe.
     console = _StdoutConsole(highlight=False, markup=False, emoji=False, soft_wrap=True)
     err = error_console()
@@ -299,7 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         say(err, f"error: {exc.user_message}", wrap=False)
         return EXIT_USER_ERROR
-    setup_logging(settings, verbose=args.verbose, server=args.command in ("serve", "schedule"))
+    setup_logging(settings, verbose=args.verbose, server=args.command in SERVERS)
     core: Core | None = None
     try:
         if args.command == "migrate":
@@ -325,6 +332,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if core is not None:
             core.close()
+
+
+def _is_the_program() -> bool:
+    """`codecite ...` or `python -m adapters.cli.main ...`."""
+    command = getattr(sys, "orig_argv", [])
+    return Path(sys.argv[0]).name == "codecite" or "adapters.cli.main" in command[1:4]
 
 
 def error_console() -> Console:

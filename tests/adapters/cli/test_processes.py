@@ -21,7 +21,7 @@ from tests.support.cli import run_cli as run
 from tests.support.cli import start_cli
 from tests.support.paths import ROOT
 from tests.support.shop import build_shop
-from tests.support.terminal import TerminalSession
+from tests.support.terminal import CTRL_C, TerminalSession
 
 
 def test_serve_without_any_token_says_what_to_set(tmp_path):
@@ -276,6 +276,9 @@ def test_a_waiting_ingest_says_what_it_waits_for(make_repo, tmp_path):
             notice = proc.stderr.readline()  # said before it waits, not after
             with TerminalSession(home, "index", str(repo.path), columns=120) as term:
                 screen = term.expect("waiting for another ingest of shop to finish")
+                term.type(CTRL_C)  # a wait on a lock ends at Ctrl-C, like any other
+                assert term.finish() == 130
+            assert term.text.endswith("interrupted\r\n")
             assert proc.poll() is None  # still waiting: the lock is held
         out, err = proc.communicate(timeout=60)
     finally:
