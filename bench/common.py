@@ -19,9 +19,9 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parents[1]
 OURS_PYTHON = ROOT / ".venv" / "bin" / "python"
@@ -38,6 +38,8 @@ class ChildResult:
     peak_rss: int  # bytes
     timed_out: bool = False
     error: str = ""
+    first_line: float | None = None  # seconds to the first line on stdout, when asked for
+    cpu: float = 0.0  # user + system seconds (less swayed than `wall` by a busy machine)
 
 
 def python_for(system: str, peer_python: Path | None = None) -> Path:
@@ -59,18 +61,27 @@ def run_child(
     *,
     env: Mapping[str, str] | None = None,
     timeout: float | None = None,
+    json_line: bool = True,
+    first_line: bool = False,
 ) -> ChildResult:
-    """Run `python args...` (which prints one JSON line last); measure wall time and peak RSS."""
+    """Run `python args...` (which prints one JSON line last); measure wall time and peak RSS.
+
+    `python` may be any executable (a console script); with `json_line=False` its output is
+    not read and a zero exit gives `out={}`. `first_line=True` reads stdout through a pipe
+    to time its first line (a search's first result, before the process tears down).
+    """
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.perf_counter()
         proc = subprocess.Popen(
             [str(python), *args],
-            stdout=out,
+            stdout=subprocess.PIPE if first_line else out,
             stderr=err,
+            text=True,
             env=child_env(env),
             cwd=ROOT,
             start_new_session=True,  # so a timeout can stop the child and anything it started
         )
+        reader = _FirstLine(proc.stdout, started) if first_line else None
         fired = threading.Event()
         timer = threading.Timer(timeout or 0, _kill_group, (proc.pid, fired))
         if timeout:
@@ -81,16 +92,47 @@ def run_child(
         wall = time.perf_counter() - started
         out.seek(0)
         err.seek(0)
-        stdout, stderr = out.read(), err.read()
+        stdout, stderr = reader.text() if reader else out.read(), err.read()
     rss = usage.ru_maxrss * 1024  # Linux reports KiB
+    result = _result(proc.returncode, stdout, stderr, wall, rss, json_line=json_line)
     if fired.is_set():
-        return ChildResult(None, wall, rss, timed_out=True, error=f"timed out after {timeout:.0f}s")
-    if proc.returncode != 0:
+        result = ChildResult(None, wall, rss, True, f"timed out after {timeout:.0f}s")
+    cpu = usage.ru_utime + usage.ru_stime
+    return replace(result, first_line=reader.seconds if reader else None, cpu=cpu)
+
+
+def _result(
+    returncode: int, stdout: str, stderr: str, wall: float, rss: int, *, json_line: bool
+) -> ChildResult:
+    if returncode != 0:
         return ChildResult(None, wall, rss, error=_tail(stderr))
+    if not json_line:
+        return ChildResult({}, wall, rss)
     lines = [line for line in stdout.splitlines() if line.startswith("{")]
     if not lines:
         return ChildResult(None, wall, rss, error="no result line: " + _tail(stderr))
     return ChildResult(json.loads(lines[-1]), wall, rss)
+
+
+class _FirstLine(threading.Thread):
+    """Drains a child's stdout pipe, noting when its first line arrived."""
+
+    def __init__(self, pipe: IO[str] | None, started: float) -> None:
+        super().__init__(name="child-stdout", daemon=True)
+        self.pipe, self.started = pipe, started
+        self.seconds: float | None = None
+        self.lines: list[str] = []
+        self.start()
+
+    def run(self) -> None:
+        for line in self.pipe or ():
+            if self.seconds is None:
+                self.seconds = time.perf_counter() - self.started
+            self.lines.append(line)
+
+    def text(self) -> str:
+        self.join()
+        return "".join(self.lines)
 
 
 def _kill_group(pid: int, fired: threading.Event) -> None:

@@ -36,7 +36,7 @@ from bench.common import PEER_PYTHON, ChildResult, emit, median, percentile, pyt
 from bench.common import run_child as run
 from bench.ingest import tree_memory, with_tree_memory
 from bench.report import table
-from bench.trees import snapshots, warm
+from bench.trees import snapshots, tree_parser, warm
 
 TEMPLATES = (
     "how does {sym} work?",
@@ -208,14 +208,7 @@ def render(rows: list[dict[str, Any]]) -> str:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(
-        description="Search latency: codecite vs the LlamaIndex recipe.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=__doc__,
-    )
-    ap.add_argument("--tree", action="append", default=[], help="tree spec (see bench/trees.py)")
-    ap.add_argument("--clones", type=Path, help="local clones for owner/name trees")
-    ap.add_argument("--cases", type=Path, action="append", default=[], help="real questions")
+    ap = tree_parser("Search latency: codecite vs the LlamaIndex recipe.", __doc__)
     ap.add_argument("--queries", type=int, default=200, help="synthetic questions per tree")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-peer", action="store_true")

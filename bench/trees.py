@@ -13,6 +13,7 @@ the peer walks the work tree; a plain copy gives both the same input. Caches
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import subprocess
 import sysconfig
@@ -44,6 +45,19 @@ def snapshot(spec: str, work: Path, clones: Path | None) -> tuple[str, Path]:
     if (source / ".git").exists():
         return label, _copy_worktree(source, work / label)
     return label, _copy_dir(source, work / label)
+
+
+def tree_parser(description: str, epilog: str | None) -> argparse.ArgumentParser:
+    """A bench script's parser with the tree options it shares with the others."""
+    ap = argparse.ArgumentParser(
+        description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=epilog,
+    )
+    ap.add_argument("--tree", action="append", default=[], help="tree spec (see bench/trees.py)")
+    ap.add_argument("--clones", type=Path, help="local clones for owner/name trees")
+    ap.add_argument("--cases", type=Path, action="append", default=[], help="real questions")
+    return ap
 
 
 def snapshots(specs: Sequence[str], work: Path, clones: Path | None) -> dict[str, Path]:

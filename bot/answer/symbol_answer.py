@@ -15,7 +15,9 @@ from bot.models import Citation, line_label
 from bot.retrieval.dirtree import one_line
 from bot.retrieval.repomap import RenderedMap, RepoMap, render_maps
 from bot.retrieval.retriever import Source
+from bot.retrieval.symbol_calls import Attribution
 from bot.retrieval.symbol_facts import SymbolFacts
+from bot.retrieval.symbol_inherited import Inherited
 from bot.symbols.model import SymbolDef, SymbolRef
 
 MAX_SITES = 20  # call sites listed; the rest are counted
@@ -23,6 +25,7 @@ MAX_LISTED_DEFINITIONS = 10
 EXCERPT_LINES = 12
 CODE_CHARS = 90
 FACT_SITES = 12  # call sites given to the model
+LEFT_OUT_LISTED = 3  # sites left out (they reach another definition) named by place
 _DECORATION = ("@", "#[", "[")  # lines above a definition that belong to it
 
 
@@ -69,7 +72,10 @@ def missing_note(facts: SymbolFacts | None) -> str:
     if facts is None or facts.answerable or not facts.question.name:
         return ""
     # The name is not repeated: a reply must carry nothing that looks like an answer from
-    # a repository the place cannot see (see tests/reliability/test_scope_matrix.py).
+    # a repository the place cannot see (see tests/reliability/test_scope_matrix.py). The
+    # class below was found in this place's scope, so it may be named.
+    if facts.inherited is not None:
+        return _not_inherited(facts.inherited, facts.question.last)
     if facts.question.kind == "definition":
         return "I found no definition of that name in the repositories available here."
     return (
@@ -96,6 +102,10 @@ def _fact_lines(facts: SymbolFacts, sources: Sequence[Source]) -> list[str]:
     if missing:
         return [f"- {missing}"]
     lines = [_definition_fact(d, sources) for d in facts.definitions[:MAX_LISTED_DEFINITIONS]]
+    via = facts.inherited
+    if via is not None and via.definer is not None:
+        through = " -> ".join(c.symbol for c in via.chain)
+        lines.append(f"- `{via.owner.symbol}` inherits it from `{via.definer.symbol}` ({through}).")
     if facts.question.kind == "definition":
         if facts.references:
             name = facts.definitions[0].name
@@ -104,13 +114,37 @@ def _fact_lines(facts: SymbolFacts, sources: Sequence[Source]) -> list[str]:
     if not facts.sites:
         what = "calls to" if facts.question.kind == "callers" else "references to"
         return [*lines, f"- The symbol table has no {what} `{facts.question.name}`."]
-    lines.append(f"- {_count_sentence(facts)} (matched by name):")
+    how = (
+        "resolved through imports and classes unless marked" if facts.reaches else "matched by name"
+    )
+    lines.append(f"- {_count_sentence(facts)} ({how}):")
     for site in facts.sites[:FACT_SITES]:
         where = _site_caller(site)
-        lines.append(f"  - {site.repo}: {_site_label(site)}{where}{_number(sources, site)}")
+        said = _how(facts, site)
+        lines.append(f"  - {site.repo}: {_site_label(site)}{where}{said}{_number(sources, site)}")
     if len(facts.sites) > FACT_SITES:
         lines.append(f"  - … and {len(facts.sites) - FACT_SITES} more")
+    left_out = _left_out(facts.left_out)
+    if left_out:
+        lines.append(f"- {left_out}")
     return lines
+
+
+def _not_inherited(how: Inherited, member: str) -> str:
+    owner = how.owner
+    where = line_label(owner.path, owner.start_line, owner.end_line)
+    text = (
+        f"I found no definition of `{member}` in {_what(owner)} ({where}) or in the classes "
+        "it inherits from in the indexed code"
+    )
+    if how.unresolved:
+        bases = ", ".join(f"`{b}`" for b in how.unresolved)
+        return f"{text}; it may come from {bases}, which {_is_are(how.unresolved)} not indexed."
+    return f"{text}."
+
+
+def _is_are(items: tuple[str, ...]) -> str:
+    return "is" if len(items) == 1 else "are"
 
 
 # -- definitions ------------------------------------------------------------------------------
@@ -124,6 +158,8 @@ def _definition_text(facts: SymbolFacts, cites: _Cites, multi_repo: bool) -> str
             f"The indexed code has no function, class or method named {name} (it may be a "
             "variable or constant, or come from a library)."
         )
+    if facts.inherited is not None and facts.inherited.definer is not None:
+        return _inherited_text(name, facts.inherited, defs[0], cites, multi_repo)
     if len(defs) == 1:
         d = defs[0]
         return (
@@ -133,8 +169,25 @@ def _definition_text(facts: SymbolFacts, cites: _Cites, multi_repo: bool) -> str
     lines = [f"{name} has {len(defs)} definitions:"]
     lines += [f"• {cites.definition(d)} {_what(d)}{_repo(d.repo, multi_repo)}" for d in listed]
     if facts.question.kind != "definition":
-        lines.append("References are matched by name, so the places below may use any of them.")
+        lines.append(
+            "Each place below says which one it reaches where its imports and classes tell; "
+            "the others are matched by name and may use any of them."
+        )
     return "\n".join(lines)
+
+
+def _inherited_text(
+    name: str, how: Inherited, d: SymbolDef, cites: _Cites, multi_repo: bool
+) -> str:
+    """`Flask.x` is inherited from `Scaffold`: where, and through which classes."""
+    definer = how.definer
+    assert definer is not None
+    through = " → ".join(f"`{c.symbol}`" for c in how.chain)
+    return (
+        f"{name} is inherited from `{definer.symbol}`: it is defined in "
+        f"{cites.definition(d)}{_repo(d.repo, multi_repo)} ({_what(d)}). "
+        f"`{how.owner.symbol}` ({cites.definition(how.owner)}) gets it through {through}."
+    )
 
 
 def _what(d: SymbolDef) -> str:
@@ -183,7 +236,8 @@ def _sites_text(facts: SymbolFacts, cites: _Cites, multi_repo: bool) -> str:
         code = facts.code.get((site.repo, site.path, site.line), "").strip()
         quoted = f": {_inline(code)}" if code else ""
         label = cites.site(site)
-        lines.append(f"• {label}{_repo(site.repo, multi_repo)}{_site_caller(site)}{quoted}")
+        how = _how(facts, site)
+        lines.append(f"• {label}{_repo(site.repo, multi_repo)}{_site_caller(site)}{quoted}{how}")
     hidden = facts.sites[MAX_SITES:]
     more = facts.total_sites - min(len(facts.sites), MAX_SITES)
     if _read_all(facts) and hidden:
@@ -191,7 +245,37 @@ def _sites_text(facts: SymbolFacts, cites: _Cites, multi_repo: bool) -> str:
         lines.append(f"… and {more:,} more in {_files(files)}.")
     elif more > 0:
         lines.append(f"… and {more:,} more.")
+    left_out = _left_out(facts.left_out)
+    if left_out:
+        lines.append(left_out)
     return "\n".join(lines)
+
+
+def _how(facts: SymbolFacts, site: SymbolRef) -> str:
+    """Why a site is kept when it is not resolved to a definition exactly, or which of
+    several definitions it reaches ("" for the one definition asked about)."""
+    at = (site.repo, site.path, site.line)
+    reaches = facts.reaches.get(at)
+    if reaches is not None and len(facts.definitions) > 1:
+        alike = sum(d.symbol == reaches.symbol for d in facts.definitions) > 1
+        return f" → `{reaches.symbol}`" + (f" in {reaches.path}" if alike else "")
+    how = facts.how.get(at)
+    return f" ({how})" if how and (site.call or facts.question.kind == "callers") else ""
+
+
+def _left_out(left: tuple[Attribution, ...]) -> str:
+    """One sentence on the calls that reach another definition of the name."""
+    if not left:
+        return ""
+    named = []
+    for a in left[:LEFT_OUT_LISTED]:
+        reaches = f"`{a.instead}`" if a.instead else "another definition"
+        named.append(f"{line_label(a.site.path, a.site.line, a.site.line)} calls {reaches}")
+    more = f", and {len(left) - LEFT_OUT_LISTED:,} more" if len(left) > LEFT_OUT_LISTED else ""
+    what = "call" if len(left) == 1 else "calls"
+    return f"Left out, {len(left):,} {what} of another definition of the name: " + (
+        "; ".join(named) + more + "."
+    )
 
 
 def _count_sentence(facts: SymbolFacts) -> str:

@@ -66,6 +66,9 @@ class ReferenceRules:
     call: CallShape | None = None  # needed for @member captures and type checks
     # Calls whose second argument names types (`isinstance(x, (A, B))`): plain references.
     type_checks: frozenset[str] = frozenset()
+    # Whether each site records how it was written (a bare name, a member of `self`, of an
+    # imported name...) and the file its imports (`bot.symbols.links`); needs `call`.
+    receivers: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +110,7 @@ LANGUAGES: tuple[Language, ...] = (
             own_names=False,  # a def or class name is in none of its capture positions
             call=CallShape("call", "function", "arguments", "identifier", "tuple"),
             type_checks=frozenset({"isinstance", "issubclass"}),
+            receivers=True,
         ),
     ),
     Language(

@@ -12,19 +12,21 @@ quote them. Nothing here scans files: every step is an indexed lookup.
 from __future__ import annotations
 
 import logging
-from bisect import bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from bot.errors import BotError
 from bot.index.base import Index
-from bot.models import Chunk, Hit
+from bot.models import Hit
 from bot.retrieval.intent import file_kind
 from bot.retrieval.repomap import RepoMap, RepoMapper
+from bot.retrieval.symbol_calls import Attribution, CallJudge
+from bot.retrieval.symbol_chunks import Line, Span, SymbolChunks, span
+from bot.retrieval.symbol_inherited import Inherited, inherited
 from bot.retrieval.symbol_questions import SymbolQuestion, detect_symbol_question
-from bot.symbols.model import RankedSymbol, SymbolDef, SymbolRef
+from bot.symbols.model import FileFacts, RankedSymbol, SymbolDef, SymbolRef
 
 log = logging.getLogger(__name__)
 
@@ -32,10 +34,6 @@ MAX_DEFINITIONS = 10  # definitions of one name kept (and listed)
 DEFINITION_SOURCES = 3  # definitions whose code leads the context
 DEFINITION_CHUNKS = 3  # head chunks of one long definition
 SITE_FETCH = 200  # references read per question; beyond that only their number is
-SITE_FILES = 4  # files whose chunks are read to quote call sites
-SITE_CHUNKS = 6  # call-site chunks put ahead of the ranking
-QUOTED_SITES = 40  # sites whose line of code is kept for the answer
-COVER_LOOKBACK = 8  # chunks starting before a line that are checked for holding it
 OVERVIEW_SOURCES = 5  # central definitions quoted for an overview
 _RECEIVERS = frozenset({"self", "this", "cls", "super", "me", "it"})
 _KIND_FAMILIES = (
@@ -43,9 +41,6 @@ _KIND_FAMILIES = (
     frozenset({"class", "struct", "interface", "trait", "type", "enum", "module"}),
     frozenset({"constant", "variable", "field", "property", "attribute"}),
 )
-
-
-_Line = tuple[str, str, int]  # repo, path, line
 
 
 class SymbolLookup(Protocol):
@@ -72,6 +67,10 @@ class SymbolLookup(Protocol):
 
     def commits(self) -> dict[str, str]: ...
 
+    def file_facts(self, repo: str, paths: Iterable[str]) -> dict[str, FileFacts]: ...
+
+    def paths(self, repo: str) -> list[str]: ...
+
 
 @dataclass(frozen=True, slots=True)
 class SymbolFacts:
@@ -83,9 +82,13 @@ class SymbolFacts:
     sites: tuple[SymbolRef, ...] = ()  # call sites or references, busiest file first
     total_sites: int = 0  # all the table holds; more than `sites` when only a part was read
     references: int = 0  # for a definition question: how often the name is referred to
-    code: dict[_Line, str] = field(default_factory=dict)  # each quoted site's line of code
+    code: dict[Line, str] = field(default_factory=dict)  # each quoted site's line of code
     maps: tuple[RepoMap, ...] = ()
     hits: tuple[Hit, ...] = ()  # the chunks behind the findings, to rank first
+    inherited: Inherited | None = None  # the class asked about gets the member from a base
+    how: dict[Line, str] = field(default_factory=dict)  # sites not resolved exactly: why kept
+    reaches: dict[Line, SymbolDef] = field(default_factory=dict)  # sites resolved: to which
+    left_out: tuple[Attribution, ...] = ()  # sites that reach another definition of the name
 
     @property
     def answerable(self) -> bool:
@@ -152,7 +155,7 @@ class SymbolFinder:
         central: list[SymbolDef] = []
         for rank in range(max((len(m.top) for m in maps), default=0)):  # round-robin by repo
             central.extend(m.top[rank].definition for m in maps if rank < len(m.top))
-        hits = _Chunks(self._index).definitions(central[:OVERVIEW_SOURCES], chunks=1)
+        hits = SymbolChunks(self._index).definitions(central[:OVERVIEW_SOURCES], chunks=1)
         return SymbolFacts(q, maps=tuple(maps), hits=tuple(hits))
 
     # -- definitions and references ----------------------------------------------------------
@@ -160,21 +163,28 @@ class SymbolFinder:
     def _lookup(
         self, table: SymbolLookup, q: SymbolQuestion, repos: frozenset[str] | None
     ) -> SymbolFacts | None:
-        defs = _definitions(table, q, repos)
-        chunks = _Chunks(self._index)
+        defs, via = _definitions(table, q, repos)
+        chunks = SymbolChunks(self._index)
         if q.kind == "definition":
             if not defs:
-                return SymbolFacts(q) if q.explicit else None
+                return SymbolFacts(q, inherited=via) if q.explicit else None
             count = table.reference_count(defs[0].name, repos=repos)
             hits = chunks.definitions(defs[:DEFINITION_SOURCES], chunks=DEFINITION_CHUNKS)
-            return SymbolFacts(q, tuple(defs), len(defs), references=count, hits=tuple(hits))
+            return SymbolFacts(
+                q, tuple(defs), len(defs), references=count, hits=tuple(hits), inherited=via
+            )
         name = defs[0].name if defs else q.last
         calls = q.kind == "callers"
         refs = table.references(name, repos=repos, calls_only=calls, limit=SITE_FETCH)
-        sites = _ordered(_near(refs, q.where))
+        judged = CallJudge(table, defs).judge_all(refs)
+        left_out = tuple(_ordered_by_site([a for a in judged if a.verdict == "no"]))
+        how = {_line(a.site): a.how for a in judged if a.verdict == "maybe"}
+        reaches = {_line(a.site): a.reaches for a in judged if a.reaches is not None}
+        sites = _ordered(_near([a.site for a in judged if a.verdict != "no"], q.where))
         total = len(sites)
-        if len(refs) >= SITE_FETCH and total == len(refs):  # only the first part was read
-            total = max(total, table.reference_count(name, repos=repos, calls_only=calls))
+        if len(refs) >= SITE_FETCH:  # only the first part was read
+            counted = table.reference_count(name, repos=repos, calls_only=calls)
+            total = max(total, counted - len(left_out))
         # Without a definition, sites of `pkg.get` would be every `.get`: list them only for a
         # plain name that is clearly code, or one the question says is called.
         listable = "." not in q.name and (q.explicit or q.kind == "callers")
@@ -193,6 +203,10 @@ class SymbolFinder:
             total_sites=total,
             code=code,
             hits=(*site_hits, *def_hits),
+            inherited=via,
+            how=how,
+            reaches=reaches,
+            left_out=left_out,
         )
 
 
@@ -202,24 +216,36 @@ def exact_first(facts: SymbolFacts | None, hits: Sequence[Hit]) -> list[Hit]:
     if facts is None or not facts.hits:
         return list(hits)
     top = max((h.score for h in hits), default=1.0) or 1.0
-    exact: dict[_Span, Hit] = {}
+    exact: dict[Span, Hit] = {}
     for h in facts.hits:
-        exact.setdefault(_span(h.chunk), h)
+        exact.setdefault(span(h.chunk), h)
     n = len(exact)
     ranked = [Hit(h.chunk, top * (2.0 + (n - i) / n)) for i, h in enumerate(exact.values())]
-    return ranked + [h for h in hits if _span(h.chunk) not in exact]
+    return ranked + [h for h in hits if span(h.chunk) not in exact]
 
 
 def _definitions(
     table: SymbolLookup, q: SymbolQuestion, repos: frozenset[str] | None
-) -> list[SymbolDef]:
-    for name, module in _candidates(q.name):
+) -> tuple[list[SymbolDef], Inherited | None]:
+    """The definitions the question names; a member a class only inherits is found through
+    its bases (with how, also when no base defines it)."""
+    candidates = _candidates(q.name)
+    for name, module in candidates:
         found = table.definitions(name, repos=repos, limit=MAX_DEFINITIONS)
         if module:  # `billing.charge` is a `charge` in a billing module, or none at all
             found = [d for d in found if _at(d.repo, d.path, module)]
         if found:
-            return _preferred(found, q.symbol_kind, q.where)
-    return []
+            return _preferred(found, q.symbol_kind, q.where), None
+    owned = [name for name, module in candidates if "." in name and not module]
+    return inherited(table, owned[0], repos) if owned else ([], None)
+
+
+def _ordered_by_site(found: list[Attribution]) -> list[Attribution]:
+    return sorted(found, key=lambda a: (file_kind(a.site.path) != "code", *_line(a.site)))
+
+
+def _line(site: SymbolRef) -> Line:
+    return site.repo, site.path, site.line
 
 
 def _candidates(name: str) -> list[tuple[str, str]]:
@@ -275,86 +301,3 @@ def _ordered(refs: list[SymbolRef]) -> list[SymbolRef]:
             r.line,
         ),
     )
-
-
-class _Chunks:
-    """Reads the chunks holding what was found, each file at most once per question."""
-
-    def __init__(self, index: Index) -> None:
-        self._index = index
-        self._files: dict[tuple[str, str], _FileChunks] = {}
-
-    def of(self, repo: str, path: str) -> _FileChunks:
-        key = (repo, path)
-        if key not in self._files:
-            self._files[key] = _FileChunks(self._index.chunks_of(repo, path))
-        return self._files[key]
-
-    def definitions(self, defs: Sequence[SymbolDef], *, chunks: int) -> list[Hit]:
-        hits: list[Hit] = []
-        for d in defs:
-            covering = [
-                c
-                for c in self.of(d.repo, d.path).chunks
-                if c.start_line <= d.end_line and c.end_line >= d.start_line
-            ]
-            hits.extend(Hit(c, 0.0) for c in covering[:chunks])
-        return hits
-
-    def sites(self, sites: Sequence[SymbolRef]) -> tuple[list[Hit], dict[_Line, str]]:
-        """The chunks with most sites (code first), and the line of code of the first sites."""
-        files = set(list(dict.fromkeys((s.repo, s.path) for s in sites))[:SITE_FILES])
-        counts: Counter[_Span] = Counter()
-        found: dict[_Span, Chunk] = {}
-        code: dict[_Line, str] = {}
-        for s in sites:
-            if (s.repo, s.path) not in files:
-                continue
-            in_file = self.of(s.repo, s.path)
-            chunk = in_file.covering(s.line)
-            if chunk is None:
-                continue
-            key = _span(chunk)
-            counts[key] += 1
-            found[key] = chunk
-            if len(code) < QUOTED_SITES:
-                code[(s.repo, s.path, s.line)] = in_file.line(chunk, s.line)
-        ranked = sorted(found, key=lambda k: (file_kind(k[1]) != "code", -counts[k]))
-        return [Hit(found[k], 0.0) for k in ranked[:SITE_CHUNKS]], code
-
-
-_Span = tuple[str, str, int, int]  # a chunk's place: repo, path, first and last line
-
-
-def _span(c: Chunk) -> _Span:
-    return c.repo, c.path, c.start_line, c.end_line
-
-
-class _FileChunks:
-    """One file's chunks, searchable by line."""
-
-    def __init__(self, chunks: list[Chunk]) -> None:
-        self.chunks = chunks  # in line order
-        self._starts = [c.start_line for c in chunks]
-        self._lines: dict[_Span, list[str]] = {}
-
-    def covering(self, line: int) -> Chunk | None:
-        """The smallest chunk holding `line` (chunks rarely overlap: a few are checked)."""
-        best: Chunk | None = None
-        i = bisect_right(self._starts, line)
-        for c in self.chunks[max(0, i - COVER_LOOKBACK) : i]:
-            if c.end_line >= line and (best is None or c.end_line - c.start_line < _size(best)):
-                best = c
-        return best
-
-    def line(self, chunk: Chunk, line: int) -> str:
-        key = _span(chunk)
-        if key not in self._lines:
-            self._lines[key] = chunk.text.split("\n")
-        lines = self._lines[key]
-        offset = line - chunk.start_line
-        return lines[offset] if 0 <= offset < len(lines) else ""
-
-
-def _size(c: Chunk) -> int:
-    return c.end_line - c.start_line

@@ -27,7 +27,7 @@ from bot.models import Answer, FileEntry, RepoState
 from bot.runtime.limits import Quota
 from bot.store.jobs import Job
 from bot.store.records import ChunkRow, CorpusStats, Counts, FeedbackRow, FileRow, Run
-from bot.symbols.model import FileSymbols, RankedSymbol, SymbolDef, SymbolRef
+from bot.symbols.model import FileFacts, FileSymbols, RankedSymbol, SymbolDef, SymbolRef
 from bot.symbols.packed import PackedSymbols
 
 
@@ -110,6 +110,8 @@ class SymbolTable(Closable, Protocol):
         self, name: str, *, repos: frozenset[str] | None, calls_only: bool = False
     ) -> int: ...
     def top_symbols(self, repo: str, *, limit: int = 30) -> list[RankedSymbol]: ...
+    def file_facts(self, repo: str, paths: Iterable[str]) -> dict[str, FileFacts]: ...
+    def paths(self, repo: str) -> list[str]: ...
     def stats(self, repo: str | None = None) -> tuple[int, int]: ...
 
 

@@ -25,6 +25,7 @@ from bot.code.grammars.base import Grammar, qualify
 from bot.code.lines import ENCODING, ENCODING_ERRORS, LineTable
 from bot.symbols.packed import DefRow
 
+_OWNER_LOOKBACK = 8  # definitions before an offset checked for holding it
 _MAX_NESTING = 32  # definitions inside definitions; deeper ones are not recorded
 # Leading children that are not the definition proper.
 _DECORATIONS = frozenset(
@@ -61,6 +62,9 @@ class Definitions:
         self.keep_heads = keep_heads
         self.defs: list[DefRow] = []
         self.heads: Heads = {}
+        # (start byte, body start byte, end byte, symbol) of each definition, in document
+        # order: which definition a base class is written in (`owner_of`).
+        self.spans: list[tuple[int, int, int, str]] = []
 
     def add_all(self, candidates: list[Node]) -> None:
         method_parents = self.grammar.method_parents
@@ -112,6 +116,7 @@ class Definitions:
         name = symbol.rpartition(".")[2]
         first, last = bisect_right(starts, own), bisect_right(starts, max(own, end - 1))
         self.defs.append((name, symbol, kind, first, last))
+        self.spans.append((start, end if body is None else body.start_byte, end, symbol))
         if not self.keep_heads:
             return
         ranges = self.heads.setdefault(name.encode(ENCODING, ENCODING_ERRORS), [])
@@ -120,6 +125,20 @@ class Definitions:
         else:
             ranges.append((start, body.start_byte))
             ranges.append((body.end_byte, end))
+
+    def owner_of(self, offset: int) -> str:
+        """The symbol of the definition whose head holds `offset` (a class's bases), else of
+        the innermost one around it (a Go struct's embedded field); "" if none."""
+        spans = self.spans
+        last = bisect_right(spans, (offset, 1 << 62))
+        nearest = spans[max(0, last - _OWNER_LOOKBACK) : last]
+        for start, head_end, _, symbol in reversed(nearest):
+            if start <= offset < head_end:
+                return symbol
+        for start, _, end, symbol in reversed(nearest):
+            if start <= offset < end:
+                return symbol
+        return ""
 
 
 def _outer_first(node: Node) -> tuple[int, int]:

@@ -21,9 +21,11 @@ from bot.code.queries import symbol_query
 from bot.code.registry import registered
 from bot.models import Span
 from bot.symbols.definitions import Definitions
+from bot.symbols.links import Binding, FileLinks, dotted
 from bot.symbols.model import FileSymbols
 from bot.symbols.packed import EMPTY, PackedSymbols
-from bot.symbols.references import READERS, references
+from bot.symbols.python_links import read_imports
+from bot.symbols.references import READERS, Found, references
 
 __all__ = ["analyze", "extract", "extract_packed", "extract_parsed", "extract_text"]
 
@@ -83,9 +85,40 @@ def extract_packed(root: Node, src: bytes, table: LineTable, language: str) -> P
         found.add_all(captures.get("def", []))
     except Exception:
         log.warning("definitions of a %s file stopped early", language, exc_info=True)
+    imports, bases = _links(captures, src, found, language)
+    bound = _bound(imports, found) if reader.receivers else frozenset()
     try:
-        sites = references(captures, src, table, reader, found.heads)
+        refs = references(captures, src, table, reader, found.heads, bound)
     except Exception:
         log.warning("references of a %s file were not read", language, exc_info=True)
-        sites = {}
-    return PackedSymbols.from_sites(found.defs, sites, distinct=True)
+        refs = Found({}, {}, [])
+    links = FileLinks(tuple(imports), bases, tuple(sorted(set(refs.quals))))
+    return PackedSymbols.from_sites(
+        found.defs, refs.sites, distinct=True, forms=refs.forms or None, links=links
+    )
+
+
+def _links(
+    captures: dict[str, list[Node]], src: bytes, found: Definitions, language: str
+) -> tuple[list[Binding], tuple[tuple[str, tuple[str, ...]], ...]]:
+    """The file's imports (Python) and each class's bases, as written."""
+    try:
+        statements = sorted(captures.get("import", []), key=lambda n: n.start_byte)
+        imports = read_imports(statements, src) if language == "python" else []
+        bases: dict[str, list[str]] = {}
+        for node in sorted(captures.get("base", []), key=lambda n: n.start_byte):
+            owner = found.owner_of(node.start_byte)
+            base = dotted(src[node.start_byte : node.end_byte].decode("utf-8", "replace"))
+            if owner and base and base not in bases.get(owner, ()):
+                bases.setdefault(owner, []).append(base)
+    except Exception:  # odd trees must not stop an ingest
+        log.warning("imports or bases of a %s file were not read", language, exc_info=True)
+        return [], ()
+    return imports, tuple((owner, tuple(names)) for owner, names in bases.items())
+
+
+def _bound(imports: list[Binding], found: Definitions) -> frozenset[bytes]:
+    """Names an import or a top-level definition binds: a call on one is QUALIFIED."""
+    names = {b.local for b in imports if b.local != "*"}
+    names.update(symbol for _, symbol, _, _, _ in found.defs if "." not in symbol)
+    return frozenset(n.encode() for n in names)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.symbols.links import NO_LINKS, FileLinks
+
 
 @dataclass(frozen=True, slots=True)
 class Definition:
@@ -32,12 +34,14 @@ class Reference:
     line: int
     caller: str  # qualified symbol of the innermost enclosing definition, "" at module level
     call: bool  # the name is called here (`send(...)`, `obj.send(...)`, `new Send()`)
+    form: int = 0  # how it was written (`bot.symbols.links` bits); 0: not recorded
 
 
 @dataclass(frozen=True, slots=True)
 class FileSymbols:
     definitions: tuple[Definition, ...] = ()
     references: tuple[Reference, ...] = ()
+    links: FileLinks = NO_LINKS
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +67,7 @@ class SymbolRef:
     line: int
     caller: str
     call: bool
+    form: int = 0  # how it was written (`bot.symbols.links` bits); 0: not recorded
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,3 +77,13 @@ class RankedSymbol:
     definition: SymbolDef
     score: float  # higher is more central (see `SymbolStore.top_symbols`)
     referrers: int  # distinct other files that refer to its name
+
+
+@dataclass(frozen=True, slots=True)
+class FileFacts:
+    """One indexed file's definitions and links: what resolving its names needs."""
+
+    repo: str
+    path: str
+    definitions: tuple[SymbolDef, ...]
+    links: FileLinks

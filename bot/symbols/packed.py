@@ -10,6 +10,11 @@ million references, so references travel packed instead:
            are sites[offsets[i]:offsets[i + 1]].
   sites    u32 little-endian codes `line << 1 | call`, ascending for each name, so a
            (name, line, call) triple is kept once.
+  forms    one byte a site, aligned with sites: how it was written (`links` bits: a
+           bare name, a member of `self`, of an imported name...); empty when the
+           language records none (every site then matches by name alone).
+  links    the file's imports, class bases and qualified receivers (`links.FileLinks`,
+           as text).
 
 Definitions travel as plain tuples (`DefRow`): a tuple of strings and ints is
 smaller than an object and the garbage collector stops tracking it, which
@@ -27,6 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from bot.symbols.links import FileLinks
 from bot.symbols.model import Definition, FileSymbols, Reference
 
 DefRow = tuple[str, str, str, int, int]  # name, symbol, kind, start_line, end_line
@@ -58,6 +64,8 @@ class PackedSymbols:
     names: str = " "
     offsets: bytes = b""
     sites: bytes = b""
+    forms: bytes = b""
+    links: str = ""
 
     @classmethod
     def from_sites(
@@ -66,9 +74,12 @@ class PackedSymbols:
         sites: Mapping[str, Sequence[int]],
         *,
         distinct: bool = False,
+        forms: Mapping[str, bytes] | None = None,
+        links: FileLinks | None = None,
     ) -> PackedSymbols:
         """From name -> site codes; `distinct`: each list is already ascending without
-        repeats (otherwise they are sorted and repeats dropped here)."""
+        repeats (otherwise they are sorted and repeats dropped here). `forms`: name -> one
+        byte a site, for distinct codes only."""
         names = sorted(sites)
         offsets = [0]
         flat: list[int] = []
@@ -77,16 +88,27 @@ class PackedSymbols:
             flat.extend(codes if distinct else sorted(set(codes)))
             offsets.append(len(flat))
         text = f" {' '.join(names)} " if names else " "
-        return cls(tuple(defs), text, to_u32(offsets), to_u32(flat))
+        packed_forms = b"".join(forms[n] for n in names) if forms else b""
+        link_text = links.to_text() if links else ""
+        return cls(tuple(defs), text, to_u32(offsets), to_u32(flat), packed_forms, link_text)
 
     @classmethod
     def from_file_symbols(cls, symbols: FileSymbols) -> PackedSymbols:
-        sites: dict[str, list[int]] = {}
+        merged: dict[str, dict[int, int]] = {}  # name -> code -> forms
         for ref in symbols.references:
             if len(ref.name.split()) == 1:  # names are space-separated when packed
-                sites.setdefault(ref.name, []).append(encode(ref.line, ref.call))
+                codes = merged.setdefault(ref.name, {})
+                code = encode(ref.line, ref.call)
+                codes[code] = codes.get(code, 0) | ref.form
         rows = [(d.name, d.symbol, d.kind, d.start_line, d.end_line) for d in symbols.definitions]
-        return cls.from_sites(rows, sites)
+        sites = {name: sorted(codes) for name, codes in merged.items()}
+        with_forms = any(ref.form for ref in symbols.references)
+        forms = (
+            {name: bytes(merged[name][c] for c in codes) for name, codes in sites.items()}
+            if with_forms
+            else None
+        )
+        return cls.from_sites(rows, sites, distinct=True, forms=forms, links=symbols.links)
 
     @property
     def definitions(self) -> tuple[Definition, ...]:
@@ -100,17 +122,28 @@ class PackedSymbols:
         """How many references (distinct name, line, call)."""
         return len(self.sites) // 4
 
+    @property
+    def file_links(self) -> FileLinks:
+        return FileLinks.from_text(self.links)
+
     def to_file_symbols(self) -> FileSymbols:
         definitions = self.definitions
         callers = CallerMap(definitions)
         offsets, sites = from_u32(self.offsets), from_u32(self.sites)
+        forms = self.forms
         refs = [
-            Reference(name, code >> 1, callers.caller(code >> 1), bool(code & 1))
+            Reference(
+                name,
+                code >> 1,
+                callers.caller(code >> 1),
+                bool(code & 1),
+                forms[at] if at < len(forms) else 0,
+            )
             for i, name in enumerate(self.name_list())
-            for code in sites[offsets[i] : offsets[i + 1]]
+            for at, code in enumerate(sites[offsets[i] : offsets[i + 1]], start=offsets[i])
         ]
         refs.sort(key=lambda r: (r.line, r.name, r.call))
-        return FileSymbols(definitions, tuple(refs))
+        return FileSymbols(definitions, tuple(refs), self.file_links)
 
 
 EMPTY = PackedSymbols()
@@ -136,6 +169,14 @@ def site_codes(offsets: bytes, sites: bytes, index: int) -> array[int]:
     """The site codes of the name at `index`."""
     bounds = from_u32(offsets[4 * index : 4 * index + 8])
     return from_u32(sites[4 * bounds[0] : 4 * bounds[1]])
+
+
+def site_forms(offsets: bytes, forms: bytes, index: int) -> bytes:
+    """The forms of the name at `index`'s sites (empty when the file has none)."""
+    if not forms:
+        return b""
+    bounds = from_u32(offsets[4 * index : 4 * index + 8])
+    return forms[bounds[0] : bounds[1]]
 
 
 def site_count(offsets: bytes, index: int) -> int:

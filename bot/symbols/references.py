@@ -6,7 +6,10 @@ its captures (stop names, call shapes) is the language's `ReferenceRules`
 
 This runs for every captured name of a code base, so the per-node loops only
 read offsets and slice the name; each distinct name is then decoded once and
-its sites turned into sorted distinct codes `line << 1 | call`.
+its sites turned into sorted distinct codes `line << 1 | call`. In a language
+whose rules record receivers (Python), each site also gets its form (how it was
+written, `bot.symbols.links`): a bare call, a member of `self`, of an imported
+name, of another object; the receivers of calls on imported names are kept too.
 
 Lines: where every line break of the file is a `\\n` (most files) and the
 language's captures never include a definition's own name, a node's line is
@@ -27,13 +30,23 @@ from tree_sitter import Node
 from bot.code.lines import ENCODING, LineTable
 from bot.code.registry import LANGUAGES, CallShape, ReferenceRules
 from bot.symbols.definitions import Heads, in_head
+from bot.symbols.links import FORM_BITS
+from bot.symbols.python_links import QUALIFIED_FORM, SELF_FORM, receiver
 
 _MIN_NAME = 2
 # Bytes that may come between a callee and its `(`; after anything else it is not called.
 _BLANKS = frozenset(bytes([b]) for b in b" \t\r\n\x0c\\#")
 _OPEN_AFTER = re.compile(rb"(?:[ \t\r\n\x0c]++|\\\r?\n|#[^\n]*+)*+\(")  # possessive: linear
 
-Marks = dict[bytes, list[int]]  # name -> (line or byte offset) << 1 | call
+# name -> (line or byte offset) << 1 | call, then `<< 3 | form index` where forms are kept
+Marks = dict[bytes, list[int]]
+_BARE_FORM = 1
+_FORM_SHIFT = 3
+_ONE_FORM = [bytes((bit,)) for bit in FORM_BITS]
+# One byte that, before `self.`, makes it part of a longer name or chain (`myself.`, `x.self.`).
+_NAME_BYTE = frozenset(
+    bytes([b]) for b in b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +57,7 @@ class Reader:
     own_names: bool
     type_checks: frozenset[bytes]
     call: CallShape | None
+    receivers: bool
 
     @classmethod
     def of(cls, rules: ReferenceRules) -> Reader:
@@ -52,27 +66,53 @@ class Reader:
             rules.own_names,
             frozenset(w.encode() for w in rules.type_checks),
             rules.call,
+            rules.receivers,
         )
+
+
+@dataclass(slots=True)
+class Found:
+    """A file's references: name -> ascending distinct site codes (`line << 1 | call`),
+    their forms (one byte a site, by name; empty where the language records none) and the
+    receivers of calls on bound names (line, name, chain)."""
+
+    sites: dict[str, list[int]]
+    forms: dict[str, bytes]
+    quals: list[tuple[int, str, str]]
 
 
 READERS = {language.name: Reader.of(language.references) for language in LANGUAGES}
 
 
 def references(
-    captures: dict[str, list[Node]], src: bytes, table: LineTable, reader: Reader, heads: Heads
-) -> dict[str, list[int]]:
-    """name -> ascending distinct site codes (`line << 1 | call`)."""
+    captures: dict[str, list[Node]],
+    src: bytes,
+    table: LineTable,
+    reader: Reader,
+    heads: Heads,
+    bound: frozenset[bytes] = frozenset(),
+) -> Found:
+    """The file's references; `bound`: the names its imports and top-level definitions bind
+    (what makes a call's receiver QUALIFIED)."""
     by_row = not reader.own_names and _breaks_at_newlines(src, table)
+    shift = _FORM_SHIFT if reader.receivers else 0
     marks: Marks = {}
-    called, checks = _calls(marks, captures.get("call", []), src, by_row, reader.type_checks)
+    bare = _BARE_FORM if shift else 0
+    called, checks = _calls(marks, captures.get("call", []), src, by_row, reader.type_checks, bare)
     plain = captures.get("ref", [])
     if checks and reader.call is not None:
         plain = [*plain, *_type_arguments(checks, reader.call)]
-    _refs(marks, plain, src, by_row, called)
+    _refs(marks, plain, src, by_row, called, shift)
+    quals: list[tuple[int, str, str]] = []
     if reader.call is not None:
-        _members(marks, captures.get("member", []), src, by_row, reader.call)
-    _objects(marks, captures.get("object", []), src, by_row)
-    return _sites(marks, table.byte_starts, reader.stop, heads, by_row)
+        members = captures.get("member", [])
+        if shift:
+            quals = _members_with_forms(marks, members, src, by_row, reader.call, bound, table)
+        else:
+            _members(marks, members, src, by_row, reader.call)
+    _objects(marks, captures.get("object", []), src, by_row, shift)
+    sites, forms = _sites(marks, table.byte_starts, reader.stop, heads, by_row, shift)
+    return Found(sites, forms, quals)
 
 
 def _breaks_at_newlines(src: bytes, table: LineTable) -> bool:
@@ -81,16 +121,22 @@ def _breaks_at_newlines(src: bytes, table: LineTable) -> bool:
 
 
 def _calls(
-    marks: Marks, nodes: list[Node], src: bytes, by_row: bool, type_checks: frozenset[bytes]
+    marks: Marks,
+    nodes: list[Node],
+    src: bytes,
+    by_row: bool,
+    type_checks: frozenset[bytes],
+    form: int,
 ) -> tuple[set[int], list[Node]]:
     """Mark the callees; their offsets, and those calling a type check (`isinstance`)."""
     called: set[int] = set()
     checks: list[Node] = []
+    shift = _FORM_SHIFT if form else 0
     for node in nodes:
         start = node.start_byte
         raw = src[start : node.end_byte]
         called.add(start)
-        mark = (node.start_point.row + 1 if by_row else start) << 1 | 1
+        mark = ((node.start_point.row + 1 if by_row else start) << 1 | 1) << shift | form
         found = marks.get(raw)
         if found is None:
             marks[raw] = [mark]
@@ -101,13 +147,15 @@ def _calls(
     return called, checks
 
 
-def _refs(marks: Marks, nodes: list[Node], src: bytes, by_row: bool, called: set[int]) -> None:
+def _refs(
+    marks: Marks, nodes: list[Node], src: bytes, by_row: bool, called: set[int], shift: int
+) -> None:
     for node in nodes:
         start = node.start_byte
         if start in called:  # also captured as a call: that is what it is
             continue
         raw = src[start : node.end_byte]
-        mark = (node.start_point.row + 1 if by_row else start) << 1
+        mark = (node.start_point.row + 1 if by_row else start) << (1 + shift)
         found = marks.get(raw)
         if found is None:
             marks[raw] = [mark]
@@ -130,12 +178,48 @@ def _members(marks: Marks, nodes: list[Node], src: bytes, by_row: bool, shape: C
             found.append(mark)
 
 
-def _objects(marks: Marks, nodes: list[Node], src: bytes, by_row: bool) -> None:
+def _members_with_forms(
+    marks: Marks,
+    nodes: list[Node],
+    src: bytes,
+    by_row: bool,
+    shape: CallShape,
+    bound: frozenset[bytes],
+    table: LineTable,
+) -> list[tuple[int, str, str]]:
+    """`_members`, each call with its receiver's form; the receivers of QUALIFIED calls."""
+    quals: list[tuple[int, str, str]] = []
+    for node in nodes:
+        start, end = node.start_byte, node.end_byte
+        after = src[end : end + 1]
+        call = after == b"(" or (after in _BLANKS and _called(node, src, end, shape))
+        raw = src[start:end]
+        form = 0
+        if not call:
+            pass
+        elif src[start - 5 : start] == b"self." and src[start - 6 : start - 5] not in _NAME_BYTE:
+            form = SELF_FORM  # the most common receiver, read without making a node
+        else:
+            form, chain = receiver(node, src, bound)
+            if form == QUALIFIED_FORM:
+                row = node.start_point.row + 1
+                line = row if by_row else bisect_right(table.byte_starts, start)
+                quals.append((line, raw.decode(ENCODING, "replace"), chain))
+        mark = ((node.start_point.row + 1 if by_row else start) << 1 | call) << _FORM_SHIFT | form
+        found = marks.get(raw)
+        if found is None:
+            marks[raw] = [mark]
+        else:
+            found.append(mark)
+    return quals
+
+
+def _objects(marks: Marks, nodes: list[Node], src: bytes, by_row: bool, shift: int) -> None:
     """Plain names before a member access, when upper-case: classes, not variables."""
     for node in nodes:
         start = node.start_byte
         if 0x41 <= src[start] <= 0x5A:  # A-Z
-            mark = (node.start_point.row + 1 if by_row else start) << 1
+            mark = (node.start_point.row + 1 if by_row else start) << (1 + shift)
             marks.setdefault(src[start : node.end_byte], []).append(mark)
 
 
@@ -176,10 +260,10 @@ def _type_arguments(callees: list[Node], shape: CallShape) -> list[Node]:
 
 
 def _sites(
-    marks: Marks, starts: list[int], stop: frozenset[bytes], heads: Heads, by_row: bool
-) -> dict[str, list[int]]:
-    """Marks turned into sorted distinct site codes, by decoded name."""
-    out: dict[str, list[int]] = {}
+    marks: Marks, starts: list[int], stop: frozenset[bytes], heads: Heads, by_row: bool, shift: int
+) -> tuple[dict[str, list[int]], dict[str, bytes]]:
+    """Marks turned into sorted distinct site codes by decoded name, and their forms."""
+    kept: dict[str, list[int]] = {}
     for raw, found in marks.items():  # once per distinct name
         if len(raw) < _MIN_NAME or raw in stop:
             continue
@@ -187,13 +271,43 @@ def _sites(
         if not by_row:
             ranges = heads.get(raw)
             if ranges is not None:
-                found = [m for m in found if not in_head(ranges, m >> 1)]
+                found = [m for m in found if not in_head(ranges, m >> (1 + shift))]
             # bisect_right(starts, offset) is the offset's 1-based line
-            codes = [bisect_right(starts, m >> 1) << 1 | (m & 1) for m in found]
+            codes = [
+                (bisect_right(starts, m >> (1 + shift)) << 1 | (m >> shift & 1)) << shift
+                | (m & 7 if shift else 0)
+                for m in found
+            ]
         name = raw.decode(ENCODING, "replace")
         if not codes or len(name.split()) != 1:  # packed names are space-separated
             continue
-        if name in out:  # two byte strings that decode alike (invalid UTF-8)
-            codes = codes + out[name]
-        out[name] = sorted(set(codes)) if len(codes) > 1 else codes
-    return out
+        if name in kept:  # two byte strings that decode alike (invalid UTF-8)
+            codes = codes + kept[name]
+        kept[name] = codes
+    if shift:
+        out: dict[str, list[int]] = {}
+        forms: dict[str, bytes] = {}
+        for name, codes in kept.items():
+            out[name], forms[name] = _with_forms(codes)
+        return out, forms
+    return {n: sorted(set(c)) if len(c) > 1 else c for n, c in kept.items()}, {}
+
+
+def _with_forms(marks: list[int]) -> tuple[list[int], bytes]:
+    """Distinct codes of `code << 3 | form index` marks, each with its forms' bits merged."""
+    if len(marks) == 1:
+        m = marks[0]
+        return [m >> _FORM_SHIFT], _ONE_FORM[m & 7]
+    marks.sort()
+    codes: list[int] = []
+    forms = bytearray()
+    last = -1
+    for m in marks:
+        code = m >> _FORM_SHIFT
+        if code == last:
+            forms[-1] |= FORM_BITS[m & 7]
+        else:
+            codes.append(code)
+            forms.append(FORM_BITS[m & 7])
+            last = code
+    return codes, bytes(forms)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from bot.index.base import Index
-from bot.symbols.model import RankedSymbol, SymbolDef, SymbolRef
+from bot.symbols.links import NO_LINKS
+from bot.symbols.model import FileFacts, RankedSymbol, SymbolDef, SymbolRef
 
 _BLOCKS = {"section", "window", "module", "block"}
 
@@ -76,6 +77,21 @@ class FakeSymbols:
                 ranked.append(RankedSymbol(d, float(referrers), referrers))
         ranked.sort(key=lambda r: (-r.score, r.definition.path, r.definition.start_line))
         return ranked[:limit]
+
+    def file_facts(self, repo: str, paths: Iterable[str]) -> dict[str, FileFacts]:
+        """Each file's definitions; no imports or bases (hand-written rows have none)."""
+        self.calls.append(f"file_facts {repo}")
+        wanted = set(paths)
+        out: dict[str, FileFacts] = {}
+        for d in self.defs:
+            if d.repo == repo and d.path in wanted:
+                found = out.get(d.path)
+                defs = (*found.definitions, d) if found is not None else (d,)
+                out[d.path] = FileFacts(repo, d.path, defs, NO_LINKS)
+        return out
+
+    def paths(self, repo: str) -> list[str]:
+        return sorted({d.path for d in self.defs if d.repo == repo})
 
 
 def _named(d: SymbolDef, name: str, f: Callable[[str], str]) -> bool:

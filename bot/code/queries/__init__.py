@@ -22,6 +22,10 @@ lines separate groups. A query, run once over a file in C, captures:
 - `@object`: a plain name before a member access (`Session.create`); kept
   only when it starts with an upper-case letter: a class, an enum, a
   constant namespace, not a variable.
+- `@base`: a base class, interface or embedded type as written in a
+  definition's head (`class Flask(App)`, `extends Base<T>`, a Go struct's
+  embedded field); it belongs to the innermost definition around it.
+- `@import` (Python): an import statement, read by `bot.symbols.python_links`.
 Captures whose name starts with `_` are helpers.
 
 A variable or a parameter is never a reference on its own: writing it (`text =

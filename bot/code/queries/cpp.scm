@@ -25,3 +25,7 @@
 (namespace_identifier) @ref
 (qualified_identifier name: (identifier) @ref)
 (using_declaration (identifier) @ref)
+
+; Base classes (`class A : public B`).
+(base_class_clause [(type_identifier) (qualified_identifier)] @base)
+(base_class_clause (template_type name: [(type_identifier) (qualified_identifier)] @base))

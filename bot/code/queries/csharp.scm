@@ -24,3 +24,8 @@
 (base_list (identifier) @ref)
 (qualified_name (identifier) @ref)
 (attribute name: (identifier) @ref)
+
+; Base class and interfaces (`class A : B, IC`).
+(base_list [(identifier) (qualified_name)] @base)
+(base_list (generic_name (identifier) @base))
+(base_list (primary_constructor_base_type type: [(identifier) (qualified_name)] @base))

@@ -20,3 +20,8 @@
 (type_identifier) @ref
 (package_identifier) @ref
 (keyed_element . (literal_element (identifier) @ref))
+
+; Embedded types (a struct's or an interface's promoted members).
+(field_declaration !name type: [(type_identifier) (qualified_type)] @base)
+(field_declaration !name type: (pointer_type [(type_identifier) (qualified_type)] @base))
+(interface_type (type_elem [(type_identifier) (qualified_type)] @base))

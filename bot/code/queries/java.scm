@@ -21,3 +21,11 @@
 (scoped_identifier name: (identifier) @ref)
 (method_reference (identifier) @ref .)
 (method_reference . (identifier) @object)
+
+; Superclass and interfaces (`extends`, `implements`, an interface's `extends`).
+(superclass [(type_identifier) (scoped_type_identifier)] @base)
+(superclass (generic_type [(type_identifier) (scoped_type_identifier)] @base))
+(super_interfaces (type_list [(type_identifier) (scoped_type_identifier)] @base))
+(super_interfaces (type_list (generic_type [(type_identifier) (scoped_type_identifier)] @base)))
+(extends_interfaces (type_list [(type_identifier) (scoped_type_identifier)] @base))
+(extends_interfaces (type_list (generic_type [(type_identifier) (scoped_type_identifier)] @base)))

@@ -36,3 +36,6 @@
 (jsx_self_closing_element name: (identifier) @call)
 (jsx_opening_element name: (member_expression property: (property_identifier) @call))
 (jsx_self_closing_element name: (member_expression property: (property_identifier) @call))
+
+; Base classes (`class A extends B`).
+(class_heritage [(identifier) (member_expression)] @base)

@@ -15,3 +15,7 @@
 (object_creation_expression (name) @call)
 (object_creation_expression (qualified_name (name) @call))
 (name) @ref
+
+; Parent class and interfaces (`extends`, `implements`).
+(base_clause [(name) (qualified_name)] @base)
+(class_interface_clause [(name) (qualified_name)] @base)

@@ -23,3 +23,9 @@
 (class_definition superclasses: (argument_list (keyword_argument value: (identifier) @ref)))
 (except_clause value: [(identifier) @ref (tuple (identifier) @ref) (as_pattern . [(identifier) @ref (tuple (identifier) @ref)])])
 (raise_statement (identifier) @ref)
+
+; Imports (every import statement: `bot.symbols.python_links` reads them) and base
+; classes as written (`App`, `sansio.Scaffold`, the `Generic` of `Generic[T]`).
+[(import_statement) (import_from_statement)] @import
+(class_definition superclasses: (argument_list [(identifier) (attribute)] @base))
+(class_definition superclasses: (argument_list (subscript value: [(identifier) (attribute)] @base)))

@@ -11,3 +11,6 @@
 (call method: (constant) @call)
 (call receiver: (constant) @call method: (identifier) @_new (#eq? @_new "new"))
 (constant) @ref
+
+; Superclass (`class A < B`).
+(superclass [(constant) (scope_resolution)] @base)

@@ -34,3 +34,10 @@
 (jsx_self_closing_element name: (member_expression property: (property_identifier) @call))
 (type_identifier) @ref
 (nested_type_identifier module: (identifier) @ref)
+
+; Base classes and interfaces (`extends`, `implements`).
+(extends_clause value: [(identifier) (member_expression)] @base)
+(implements_clause [(type_identifier) (nested_type_identifier)] @base)
+(implements_clause (generic_type name: [(type_identifier) (nested_type_identifier)] @base))
+(extends_type_clause [(type_identifier) (nested_type_identifier)] @base)
+(extends_type_clause (generic_type name: [(type_identifier) (nested_type_identifier)] @base))

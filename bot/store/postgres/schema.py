@@ -146,4 +146,13 @@ MIGRATIONS: dict[int, tuple[str, tuple[str, ...]]] = {
             "INSERT INTO pc_totals SELECT repo, 'file', count(*) FROM pc_files GROUP BY repo",
         ),
     ),
+    7: (
+        "symbol table: how each site was written, each file's imports, class bases, receivers",
+        (
+            # Rows written before keep answering (by name, without inheritance) until the
+            # next ingest re-reads every file (SYMBOLS_VERSION); IF NOT EXISTS: rerunnable.
+            "ALTER TABLE sym_files ADD COLUMN IF NOT EXISTS forms BYTEA NOT NULL DEFAULT ''",
+            "ALTER TABLE sym_files ADD COLUMN IF NOT EXISTS links TEXT NOT NULL DEFAULT ''",
+        ),
+    ),
 }

@@ -13,14 +13,24 @@ cached here is dropped when any process writes the repository.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from bot.store.postgres.connection import Database
+from bot.store.postgres.symbol_reads import (
+    DEF_COLUMNS,
+    candidates,
+    collect,
+    count,
+    file_facts,
+    rank_repo,
+    repo_paths,
+    row_def,
+    scope,
+)
 from bot.store.symbols import lookup
-from bot.store.symbols.ranking import FileNames, rank
-from bot.symbols.model import FileSymbols, RankedSymbol, SymbolDef, SymbolRef
-from bot.symbols.packed import CallerMap, PackedSymbols, site_codes, site_count
+from bot.symbols.model import FileFacts, FileSymbols, RankedSymbol, SymbolDef, SymbolRef
+from bot.symbols.packed import PackedSymbols
 
 if TYPE_CHECKING:
     import psycopg
@@ -32,27 +42,13 @@ T = TypeVar("T")
 _RANK_CACHE = 1000
 # COPY in binary: the packed bytes go as they are (as text, megabytes of hex to write and
 # parse); measured on the stdlib, the rows took 0.22 s of client time as text, 0.12 s so.
-_FILE_TYPES = ("int8", "text", "text", "text", "text", "bytea", "bytea", "text[]")
+_FILE_TYPES = ("int8", "text", "text", "text", "text", "bytea", "bytea", "text[]", "bytea", "text")
 _DEF_TYPES = ("int8", "int4", "text", "text", "text", "text", "int4", "int4")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-_DEF_COLUMNS = "f.repo, f.path, d.name, d.symbol, d.kind, d.start_line, d.end_line"
 # A file's definitions go with it, in the same statement: sym_defs has no foreign key
 # (schema version 6: its per-row check doubled an ingest), so this is the CASCADE.
 _DELETE_FILES = "WITH gone AS (DELETE FROM sym_files WHERE repo = %s"
 _DELETE_DEFS = " RETURNING fid) DELETE FROM sym_defs WHERE fid IN (SELECT fid FROM gone)"
-
-Candidate = tuple[int, str, str, str, bytes, bytes]  # fid, repo, path, names, offsets, sites
-
-
-def _scope(repos: frozenset[str] | None) -> tuple[str, list[object]]:
-    return ("", []) if repos is None else (" AND f.repo = ANY(%s)", [sorted(repos)])
-
-
-def _row_def(row: Sequence[object]) -> SymbolDef:
-    repo, path, name, symbol, kind, start, end = row
-    return SymbolDef(
-        str(repo), str(path), str(name), str(symbol), str(kind), int(str(start)), int(str(end))
-    )
 
 
 class PostgresSymbols:
@@ -96,13 +92,14 @@ class PostgresSymbols:
                 )
             ]
             with c.cursor().copy(
-                "COPY sym_files (fid, repo, path, blob, names, offsets, sites, folded) "
-                "FROM STDIN (FORMAT BINARY)"
+                "COPY sym_files (fid, repo, path, blob, names, offsets, sites, folded, forms, "
+                "links) FROM STDIN (FORMAT BINARY)"
             ) as copy:
                 copy.set_types(_FILE_TYPES)
                 for fid, (path, (key, p)) in zip(fids, latest.items(), strict=True):
                     folded = sorted({n.casefold() for n in p.names.split()})
-                    copy.write_row((fid, repo, path, key, p.names, p.offsets, p.sites, folded))
+                    row = (fid, repo, path, key, p.names, p.offsets, p.sites, folded)
+                    copy.write_row((*row, p.forms, p.links))
             with c.cursor().copy(
                 "COPY sym_defs (fid, seq, name, name_key, symbol, kind, start_line, end_line) "
                 "FROM STDIN (FORMAT BINARY)"
@@ -155,16 +152,16 @@ class PostgresSymbols:
         last = query.rpartition(".")[2]
         if not last or limit <= 0 or (repos is not None and not repos):
             return []
-        scope, params = _scope(repos)
+        where, params = scope(repos)
         sql = (
-            f"SELECT {_DEF_COLUMNS}, d.name = %s FROM sym_defs d JOIN sym_files f "
-            f"ON f.fid = d.fid WHERE d.name_key = %s{scope}"
+            f"SELECT {DEF_COLUMNS}, d.name = %s FROM sym_defs d JOIN sym_files f "
+            f"ON f.fid = d.fid WHERE d.name_key = %s{where}"
         )
         rows = self._db.read(
             lambda c: c.execute(sql, [last, last.translate(_ASCII_LOWER), *params]).fetchall()
         )
         return lookup.best_definitions(
-            query, lambda folded: [_row_def(r[:7]) for r in rows if folded or r[7]], limit
+            query, lambda folded: [row_def(r[:7]) for r in rows if folded or r[7]], limit
         )
 
     def references(
@@ -180,9 +177,9 @@ class PostgresSymbols:
             return []
 
         def read(c: Conn) -> list[SymbolRef]:
-            candidates = _candidates(c, last, repos)
+            found_files = candidates(c, last, repos)
             for folded in (False, True):
-                found = _collect(c, candidates, last, folded, calls_only, limit)
+                found = collect(c, found_files, last, folded, calls_only, limit)
                 if found:
                     return found
             return []
@@ -197,9 +194,9 @@ class PostgresSymbols:
             return 0
 
         def read(c: Conn) -> int:
-            candidates = _candidates(c, last, repos)
+            found_files = candidates(c, last, repos)
             for folded in (False, True):
-                total = _count(candidates, last, folded, calls_only)
+                total = count(found_files, last, folded, calls_only)
                 if total:
                     return total
             return 0
@@ -219,7 +216,7 @@ class PostgresSymbols:
             return generation, None
 
         def ranked_now(c: Conn) -> tuple[int, list[RankedSymbol]]:
-            return _generation(c, repo), _rank_repo(c, repo)
+            return _generation(c, repo), rank_repo(c, repo)
 
         # The generation alone (one statement) while the ranking cached is current.
         generation, ranked = self._db.read(cached)
@@ -228,6 +225,13 @@ class PostgresSymbols:
         with self._lock:
             self._ranked[repo] = (generation, ranked[:_RANK_CACHE])
         return ranked[:limit]
+
+    def file_facts(self, repo: str, paths: Iterable[str]) -> dict[str, FileFacts]:
+        wanted = sorted(set(paths))
+        return self._db.read(lambda c: _in_snapshot(c, lambda s: file_facts(s, repo, wanted)))
+
+    def paths(self, repo: str) -> list[str]:
+        return self._db.read(lambda c: repo_paths(c, repo))
 
     def stats(self, repo: str | None = None) -> tuple[int, int]:
         where, params = ("WHERE f.repo = %s", [repo]) if repo is not None else ("", [])
@@ -275,99 +279,3 @@ def _bump(c: Conn, repo: str) -> None:
         "DO UPDATE SET generation = sym_generations.generation + 1",
         (repo,),
     )
-
-
-def _bytes(value: object) -> bytes:
-    assert isinstance(value, bytes | memoryview)
-    return bytes(value)
-
-
-def _candidates(c: Conn, last: str, repos: frozenset[str] | None) -> list[Candidate]:
-    """Files naming `last` in any case, by repo and path (a superset of the matches)."""
-    scope, params = _scope(repos)
-    rows = c.execute(
-        "SELECT f.fid, f.repo, f.path, f.names, f.offsets, f.sites FROM sym_files f "
-        f"WHERE f.folded @> ARRAY[%s]::text[]{scope} ORDER BY f.repo, f.path",
-        [last.casefold(), *params],
-    ).fetchall()
-    return [
-        (int(str(r[0])), str(r[1]), str(r[2]), str(r[3]), _bytes(r[4]), _bytes(r[5])) for r in rows
-    ]
-
-
-def _indexes(names: str, last: str, folded: bool) -> list[int]:
-    from bot.symbols.packed import folded_indexes, name_index
-
-    if folded:
-        return folded_indexes(names, last)
-    at = name_index(names, last)
-    return [at] if at >= 0 else []
-
-
-def _collect(
-    c: Conn, candidates: list[Candidate], last: str, folded: bool, calls_only: bool, limit: int
-) -> list[SymbolRef]:
-    picked: list[tuple[int, str, str, list[tuple[int, str, bool]]]] = []  # files, in order
-    total = 0
-    for fid, repo, path, names, offsets, sites in candidates:
-        indexes = _indexes(names, last, folded)
-        if not indexes:
-            continue
-        written = names.split() if folded else []
-        found = sorted(
-            (code >> 1, written[i] if folded else last, bool(code & 1))
-            for i in indexes
-            for code in site_codes(offsets, sites, i)
-            if code & 1 or not calls_only
-        )
-        if found:
-            picked.append((fid, repo, path, found))
-            total += len(found)
-            if total >= limit:
-                break
-    if not picked:
-        return []
-    # The definitions of every file picked, in one query (their callers: which def holds a line).
-    defs: dict[int, list[SymbolDef]] = {fid: [] for fid, *_ in picked}
-    rows = c.execute(
-        f"SELECT d.fid, {_DEF_COLUMNS} FROM sym_defs d JOIN sym_files f ON f.fid = d.fid "
-        "WHERE d.fid = ANY(%s) ORDER BY d.fid, d.seq",
-        (list(defs),),
-    ).fetchall()
-    for row in rows:
-        defs[int(str(row[0]))].append(_row_def(row[1:]))
-    out: list[SymbolRef] = []
-    for fid, repo, path, found in picked:
-        callers = CallerMap(defs[fid])
-        out.extend(
-            SymbolRef(repo, path, name, line, callers.caller(line), call)
-            for line, name, call in found
-        )
-    return out[:limit]
-
-
-def _count(candidates: list[Candidate], last: str, folded: bool, calls_only: bool) -> int:
-    total = 0
-    for _fid, _repo, _path, names, offsets, sites in candidates:
-        for i in _indexes(names, last, folded):
-            if calls_only:
-                total += sum(code & 1 for code in site_codes(offsets, sites, i))
-            else:
-                total += site_count(offsets, i)
-    return total
-
-
-def _rank_repo(c: Conn, repo: str) -> list[RankedSymbol]:
-    rows = c.execute(
-        f"SELECT d.fid, {_DEF_COLUMNS} FROM sym_defs d JOIN sym_files f ON f.fid = d.fid "
-        "WHERE f.repo = %s ORDER BY d.fid, d.seq",
-        (repo,),
-    ).fetchall()
-    definitions = [(int(str(r[0])), _row_def(r[1:])) for r in rows]
-    files = [
-        FileNames(int(str(fid)), frozenset(str(names).split()))
-        for fid, names in c.execute(
-            "SELECT fid, names FROM sym_files WHERE repo = %s ORDER BY fid", (repo,)
-        )
-    ]
-    return rank(definitions, files)

@@ -15,13 +15,22 @@ from pathlib import PurePosixPath
 
 from bot.store.symbols import schema
 from bot.store.symbols.ranking import FileNames, rank
-from bot.symbols.model import RankedSymbol, SymbolDef, SymbolRef
-from bot.symbols.packed import CallerMap, folded_indexes, name_index, site_codes, site_count
+from bot.symbols.links import FileLinks
+from bot.symbols.model import FileFacts, RankedSymbol, SymbolDef, SymbolRef
+from bot.symbols.packed import (
+    CallerMap,
+    folded_indexes,
+    name_index,
+    site_codes,
+    site_count,
+    site_forms,
+)
 
 _TOKEN = re.compile(r"[\w" + re.escape(schema.NAME_CHARS) + r"]+")
 _DEF_COLUMNS = "f.repo, f.path, d.name, d.symbol, d.kind, d.start_line, d.end_line"
 
 Candidate = tuple[int, str, str, str, bytes]  # fid, repo, path, names, offsets
+_BATCH = 500  # paths a statement asks for (SQLite allows 32766 parameters; keep it small)
 
 
 def in_repos(repos: frozenset[str] | None) -> tuple[str, list[str]]:
@@ -106,7 +115,8 @@ def candidate_files(
     return [(int(r[0]), str(r[1]), str(r[2]), str(r[3]), bytes(r[4])) for r in rows]
 
 
-def _indexes(names: str, last: str, folded: bool) -> list[int]:
+def name_indexes(names: str, last: str, folded: bool) -> list[int]:
+    """Where `last` is in a packed names text: exactly, or ignoring case when `folded`."""
     if folded:
         return folded_indexes(names, last)
     at = name_index(names, last)
@@ -124,32 +134,49 @@ def collect_sites(
     """Up to `limit` references to `last` in `candidates`, in their order, then by line."""
     out: list[SymbolRef] = []
     for fid, repo, path, names, offsets in candidates:
-        indexes = _indexes(names, last, folded)
+        indexes = name_indexes(names, last, folded)
         if not indexes:
             continue
-        written = names.split() if folded else []
-        sites = _sites(db, fid)
-        found = sorted(
-            (code >> 1, written[i] if folded else last, bool(code & 1))
-            for i in indexes
-            for code in site_codes(offsets, sites, i)
-            if code & 1 or not calls_only
-        )
+        sites, forms = _sites(db, fid)
+        found = decode_sites(names, offsets, sites, forms, indexes, last, folded, calls_only)
         if not found:
             continue
         callers = CallerMap(_file_definitions(db, fid))
         out.extend(
-            SymbolRef(repo, path, name, line, callers.caller(line), call)
-            for line, name, call in found
+            SymbolRef(repo, path, name, line, callers.caller(line), call, form)
+            for line, name, call, form in found
         )
         if len(out) >= limit:
             return out[:limit]
     return out
 
 
-def _sites(db: sqlite3.Connection, fid: int) -> bytes:
-    row = db.execute("SELECT sites FROM files WHERE fid = ?", (fid,)).fetchone()
-    return bytes(row[0]) if row is not None else b""
+def decode_sites(
+    names: str,
+    offsets: bytes,
+    sites: bytes,
+    forms: bytes,
+    indexes: list[int],
+    last: str,
+    folded: bool,
+    calls_only: bool,
+) -> list[tuple[int, str, bool, int]]:
+    """(line, name as written, call, form) of the names at `indexes`, by line."""
+    written = names.split() if folded else []
+    found = []
+    for i in indexes:
+        name = written[i] if folded else last
+        codes, shapes = site_codes(offsets, sites, i), site_forms(offsets, forms, i)
+        for at, code in enumerate(codes):
+            if code & 1 or not calls_only:
+                found.append((code >> 1, name, bool(code & 1), shapes[at] if shapes else 0))
+    found.sort()
+    return found
+
+
+def _sites(db: sqlite3.Connection, fid: int) -> tuple[bytes, bytes]:
+    row = db.execute("SELECT sites, forms FROM files WHERE fid = ?", (fid,)).fetchone()
+    return (bytes(row[0]), bytes(row[1])) if row is not None else (b"", b"")
 
 
 def count_sites(
@@ -158,13 +185,13 @@ def count_sites(
     """How many references to `last` (or calls of it) `candidates` hold."""
     total = 0
     for fid, _repo, _path, names, offsets in candidates:
-        indexes = _indexes(names, last, folded)
+        indexes = name_indexes(names, last, folded)
         if not indexes:
             continue
         if not calls_only:
             total += sum(site_count(offsets, i) for i in indexes)
             continue
-        sites = _sites(db, fid)
+        sites, _ = _sites(db, fid)
         total += sum(code & 1 for i in indexes for code in site_codes(offsets, sites, i))
     return total
 
@@ -175,6 +202,27 @@ def _file_definitions(db: sqlite3.Connection, fid: int) -> list[SymbolDef]:
         (fid,),
     ).fetchall()
     return [SymbolDef(*row) for row in rows]
+
+
+def file_facts(db: sqlite3.Connection, repo: str, paths: Iterable[str]) -> dict[str, FileFacts]:
+    """The definitions and links of each of `paths` in `repo` that the table holds."""
+    wanted = sorted(set(paths))
+    out: dict[str, FileFacts] = {}
+    for at in range(0, len(wanted), _BATCH):
+        batch = wanted[at : at + _BATCH]
+        rows = db.execute(
+            f"SELECT fid, path, links FROM files WHERE repo = ? "
+            f"AND path IN ({', '.join('?' * len(batch))})",
+            [repo, *batch],
+        ).fetchall()
+        for fid, path, links in rows:
+            defs = tuple(_file_definitions(db, int(fid)))
+            out[str(path)] = FileFacts(repo, str(path), defs, FileLinks.from_text(str(links)))
+    return out
+
+
+def repo_paths(db: sqlite3.Connection, repo: str) -> list[str]:
+    return [str(r[0]) for r in db.execute("SELECT path FROM files WHERE repo = ?", (repo,))]
 
 
 def rank_repo(db: sqlite3.Connection, repo: str) -> list[RankedSymbol]:

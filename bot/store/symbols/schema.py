@@ -7,12 +7,17 @@ referenced names, so "which files use `send`" is one index lookup; FTS5 folds
 case, so it finds candidates and the packed names decide exact matches.
 Triggers keep the full-text index and `defs` in step with `files`.
 `generations` counts writes per repository, so cached rankings know when they
-are stale, in this process or another. `commits` records, in the same
+are stale, in this process or another. Each file also keeps how each site was
+written (`forms`, one byte a site) and its imports, class bases and qualified
+receivers (`links`, text; see `bot.symbols.links`). `commits` records, in the same
 transaction as the rows, which indexed commit a repository's rows match: a
 crash between the index's commit and this table's leaves them visibly apart.
 
-The file is a cache of what the sources say: a different schema version, or a
-file that is not a database, is set aside and rebuilt by the next ingest.
+The file is a cache of what the sources say: a file of an older version that an
+upgrade below reaches is brought up to date in place, keeping its rows (they go
+on answering until the next ingest re-reads the files, as `SYMBOLS_VERSION`
+asks); any other version is dropped and refilled by the next ingest, and a file
+that is not a database is set aside.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 NAME_CHARS = "_$?!@"  # beside letters and digits, what names are made of
 
 _TABLES = f"""
@@ -28,6 +33,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITH
 CREATE TABLE IF NOT EXISTS files (
     fid INTEGER PRIMARY KEY, repo TEXT NOT NULL, path TEXT NOT NULL, blob TEXT NOT NULL,
     names TEXT NOT NULL, offsets BLOB NOT NULL, sites BLOB NOT NULL,
+    forms BLOB NOT NULL DEFAULT x'', links TEXT NOT NULL DEFAULT '',
     UNIQUE (repo, path)
 );
 CREATE TABLE IF NOT EXISTS defs (
@@ -91,16 +97,44 @@ def open_file(path: Path) -> sqlite3.Connection:
     return db
 
 
+# version -> (the version it becomes, columns to add: table, column, declaration). Each
+# step is one transaction and skips a column that is already there, so it can be rerun.
+_UPGRADES: dict[str, tuple[str, tuple[tuple[str, str, str], ...]]] = {
+    "3": (
+        "4",
+        (
+            ("files", "forms", "BLOB NOT NULL DEFAULT x''"),
+            ("files", "links", "TEXT NOT NULL DEFAULT ''"),
+        ),
+    ),
+}
+
+
 def ensure_schema(db: sqlite3.Connection) -> None:
     with db:
         db.executescript(_TABLES)
         row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-    if row is not None and row[0] == SCHEMA_VERSION:
+    version = None if row is None else str(row[0])
+    while version is not None and version in _UPGRADES:
+        version = _upgrade(db, version)
+    if version == SCHEMA_VERSION:
         return
-    if row is not None:  # another layout: everything is rebuilt from the sources
+    if version is not None:  # another layout: everything is rebuilt from the sources
         db.executescript(_DROP)
         db.executescript(_TABLES)
     with db:
         db.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,)
         )
+
+
+def _upgrade(db: sqlite3.Connection, version: str) -> str:
+    """Apply the step from `version`; the version reached."""
+    target, columns = _UPGRADES[version]
+    with db:
+        for table, column, declaration in columns:
+            have = {str(r[1]) for r in db.execute(f"PRAGMA table_info({table})")}
+            if column not in have:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?)", (target,))
+    return target

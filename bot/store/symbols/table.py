@@ -6,6 +6,8 @@
     store.definitions("Session.send", repos=None)              # exact, then any case
     store.references("send", repos=frozenset({"api"}), calls_only=True)
     store.top_symbols("api")                                   # see `ranking`
+    store.file_facts("api", ["api/models.py"])                 # definitions, imports, bases
+    store.paths("api")                                         # what module names resolve to
 
 Rows are keyed by repository, so a scope never sees another's rows;
 `repos=None` means every repository. Names match exactly first and, only when
@@ -28,7 +30,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -36,7 +38,7 @@ from bot.errors import StoreError
 from bot.store.snapshots import SnapshotReaders
 from bot.store.sqlite import SqliteFile
 from bot.store.symbols import lookup, schema
-from bot.symbols.model import FileSymbols, RankedSymbol, SymbolDef, SymbolRef
+from bot.symbols.model import FileFacts, FileSymbols, RankedSymbol, SymbolDef, SymbolRef
 from bot.symbols.packed import PackedSymbols
 
 log = logging.getLogger(__name__)
@@ -100,10 +102,14 @@ class SymbolStore:
             db.executemany("DELETE FROM files WHERE repo = ? AND path = ?", gone)
             first = int(db.execute("SELECT COALESCE(MAX(fid), 0) + 1 FROM files").fetchone()[0])
             rows = [
-                (fid, repo, path, key, p.names, p.offsets, p.sites)
+                (fid, repo, path, key, p.names, p.offsets, p.sites, p.forms, p.links)
                 for fid, (path, (key, p)) in enumerate(latest.items(), start=first)
             ]
-            db.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+            db.executemany(
+                "INSERT INTO files (fid, repo, path, blob, names, offsets, sites, forms, links) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
             db.executemany(
                 "INSERT INTO defs VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -193,6 +199,16 @@ class SymbolStore:
                 if total:
                     return total
         return 0
+
+    def file_facts(self, repo: str, paths: Iterable[str]) -> dict[str, FileFacts]:
+        """path -> the definitions and links of each of `paths` the table holds."""
+        with self._reading() as db:
+            return lookup.file_facts(db, repo, paths)
+
+    def paths(self, repo: str) -> list[str]:
+        """Every path of `repo` the table holds (what module names resolve against)."""
+        with self._reading() as db:
+            return lookup.repo_paths(db, repo)
 
     def top_symbols(self, repo: str, *, limit: int = 30) -> list[RankedSymbol]:
         """The definitions of `repo` that the rest of its code refers to most (see `ranking`)."""

@@ -216,11 +216,20 @@ def test_a_named_symbol_that_does_not_exist_falls_back_honestly(shop):
     core = _core()
     core.index_repo(str(shop.path), name="shop")
     answer = core.ask("where is `WebhookSender.retry_later` defined?", CLI)
+    # The class exists here, so it is named, with what it inherits (nothing: no bases).
+    lines = line_of(WEBHOOKS, "class WebhookSender")
+    assert answer.text.startswith(
+        f"I found no definition of `retry_later` in class `WebhookSender` ({W}:L{lines}-L"
+    )
+    assert "or in the classes it inherits from in the indexed code. No language model" in (
+        answer.text
+    )
+    assert answer.citations and answer.citations[0].path == W  # the closest code by search
+    answer = core.ask("where is `NoSuchClass.retry_later` defined?", CLI)
     assert answer.text.startswith(
         "I found no definition of that name in the repositories available here. "
         "No language model is configured"
     )
-    assert answer.citations and answer.citations[0].path == W  # the closest code by search
     core.close()
 
 
@@ -371,7 +380,8 @@ def test_with_a_model_the_findings_go_into_the_prompt(shop):
         f"- `monthly_amount` is defined at shop: {B}:L{monthly}-L11 (function `monthly_amount`) ["
         in facts
     )
-    assert "- Called from 1 place in 1 file (matched by name):" in facts
+    # A bare call in the defining file: resolved, so not marked "by name".
+    assert "- Called from 1 place in 1 file (resolved through imports and classes unless " in facts
     assert f"  - shop: {B}:L{site} in `charge_customer` [1]" in facts
     first_source = re.search(r'<source-\w+ n="1" at="shop: ([^"]+)"', prompt)
     assert first_source is not None and first_source.group(1).startswith(B)

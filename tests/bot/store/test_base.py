@@ -13,6 +13,8 @@ from bot.errors import BotError, StoreError
 from bot.models import Answer, Citation, RepoState
 from bot.store import StoreSet
 from bot.store.records import DONE, INTERRUPTED, RUNNING, ChunkRow, FileRow, Run
+from bot.symbols.extract import extract_text
+from bot.symbols.links import BARE, OTHER, QUALIFIED, SELF
 from bot.symbols.model import Definition, FileSymbols, Reference
 
 START = datetime(2026, 12, 1, 9, tzinfo=UTC)
@@ -209,6 +211,42 @@ def test_symbols_are_applied_and_found_per_repository(stores: StoreSet, other: S
     assert seen.definitions("charge", repos=None) == [] and seen.commits()["api"] == "c3"
     table.remove_repo("web")
     assert seen.repos() == [] and "web" not in seen.commits()
+
+
+LINKED = """from .base import Base
+import werkzeug.utils
+
+
+class App(Base):
+    def run(self):
+        self.send()
+        send()
+        werkzeug.utils.send()
+        self.app.send()
+"""
+
+
+def test_forms_and_links_come_back_as_extracted(stores: StoreSet, other: StoreSet) -> None:
+    """How each call was written, and each file's imports, bases and receivers, are kept
+    with its rows, and read back alike by every store."""
+    packed = extract_text("pkg/app.py", LINKED, "python")
+    stores.symbols.apply("api", [("pkg/app.py", "b1", packed), ("pkg/base.py", "b2", symbols())])
+    seen = other.symbols
+    sites = seen.references("send", repos=None, calls_only=True)
+    assert [(r.line, r.caller, r.form) for r in sites] == [
+        (7, "App.run", SELF),
+        (8, "App.run", BARE),
+        (9, "App.run", QUALIFIED),
+        (10, "App.run", OTHER),
+    ]
+    facts = seen.file_facts("api", ["pkg/app.py", "pkg/base.py", "pkg/missing.py"])
+    assert sorted(facts) == ["pkg/app.py", "pkg/base.py"]
+    app = facts["pkg/app.py"]
+    assert app.links == packed.file_links and app.links.bases_of("App") == ("Base",)
+    assert [d.symbol for d in app.definitions] == ["App", "App.run"]
+    assert facts["pkg/base.py"].links.imports == ()
+    assert sorted(seen.paths("api")) == ["pkg/app.py", "pkg/base.py"] and seen.paths("x") == []
+    assert seen.file_facts("web", ["pkg/app.py"]) == {}
 
 
 def test_one_apply_is_one_transaction(stores: StoreSet, other: StoreSet) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bot.code.languages import language_for
 from bot.symbols.extract import extract_text
+from bot.symbols.links import BARE, OTHER, QUALIFIED, SELF, SUPER
 from tests.support.paths import POLYGLOT
 
 HERE = Path(__file__).resolve().parent
@@ -21,7 +22,8 @@ GOLDEN = HERE / "golden" / "polyglot_symbols.txt"
 def render() -> str:
     out = [
         "# Symbols of tests/fixtures/polyglot: definitions (lines, kind, symbol), then",
-        "# references (name: line, with * for a call, and the calling definition).",
+        "# references (name: line, with * for a call, the calling definition and, where the",
+        "# language records it, how it was written), then bases, imports and receivers.",
         "# Regenerate: UPDATE_GOLDEN=1 pytest tests/bot/symbols/test_extract_golden.py",
     ]
     for path in sorted(POLYGLOT.iterdir()):
@@ -35,8 +37,20 @@ def render() -> str:
             out.append(f"{lines:>9}  {d.kind:<9}  {d.symbol}")
         for r in symbols.references:
             call = "*" if r.call else " "
-            out.append(f"  ref {r.name}: {r.line}{call} {r.caller}".rstrip())
+            form = f" [{forms(r.form)}]" if r.form else ""
+            out.append(f"  ref {r.name}: {r.line}{call} {r.caller}{form}".rstrip())
+        links = symbols.links
+        out += [f"  bases {symbol}: {', '.join(bases)}" for symbol, bases in links.bases]
+        out += [f"  import {b.local} <- {b.module} {b.name}".rstrip() for b in links.imports]
+        out += [f"  receiver {name}: {line} {chain}" for line, name, chain in links.quals]
     return "\n".join(out) + "\n"
+
+
+_FORMS = {BARE: "bare", SELF: "self", SUPER: "super", QUALIFIED: "qualified", OTHER: "other"}
+
+
+def forms(bits: int) -> str:
+    return " ".join(name for bit, name in _FORMS.items() if bits & bit)
 
 
 def test_polyglot_symbols_match_golden() -> None:

@@ -119,3 +119,32 @@ def test_a_failing_migration_leaves_the_last_complete_version(
     monkeypatch.setitem(MIGRATIONS, bad, ("fixed", ("CREATE TABLE half (x INTEGER)",)))
     assert migrate_database(database_url)[0] == [bad]
     assert "half" in tables(database_url)
+
+
+def test_symbol_rows_of_schema_6_upgrade_in_place(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 7 adds how sites were written and each file's links beside rows already
+    there, which keep answering by name until the next ingest re-reads the files."""
+    for version in [v for v in MIGRATIONS if v > 6]:
+        monkeypatch.delitem(MIGRATIONS, version)
+    assert migrate_database(database_url)[1] == 6
+    with psycopg.connect(database_url) as conn:
+        conn.execute(
+            "INSERT INTO sym_files (repo, path, blob, names, offsets, sites, folded) "
+            "VALUES ('api', 'a.py', 'k', ' send ', %s, %s, ARRAY['send'])",
+            (b"\x00\x00\x00\x00\x01\x00\x00\x00", b"\x0b\x00\x00\x00"),  # line 5, a call
+        )
+    monkeypatch.undo()
+    assert migrate_database(database_url)[0] == [7]
+    _, statements = MIGRATIONS[7]
+    with psycopg.connect(database_url) as conn:
+        for statement in statements:  # rerunnable
+            conn.execute(statement.encode())
+    stores = open_store(Path(os.environ.get("TMPDIR", "/tmp")), database_url=database_url)
+    try:
+        [site] = stores.symbols.references("send", repos=None)
+        assert (site.path, site.line, site.call, site.form) == ("a.py", 5, True, 0)
+        assert stores.symbols.file_facts("api", ["a.py"])["a.py"].links.imports == ()
+    finally:
+        stores.close()

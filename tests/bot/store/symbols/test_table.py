@@ -421,3 +421,61 @@ def test_schema_module_knows_its_tables(tmp_path):
     assert {"files", "defs", "ref_names", "generations", "meta"} <= tables
     db.close()
     assert Path(tmp_path / "s.sqlite").exists()
+
+
+_SCHEMA_3 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE files (
+    fid INTEGER PRIMARY KEY, repo TEXT NOT NULL, path TEXT NOT NULL, blob TEXT NOT NULL,
+    names TEXT NOT NULL, offsets BLOB NOT NULL, sites BLOB NOT NULL, UNIQUE (repo, path)
+);
+CREATE TABLE defs (
+    fid INTEGER NOT NULL, seq INTEGER NOT NULL, name TEXT NOT NULL, symbol TEXT NOT NULL,
+    kind TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+    PRIMARY KEY (fid, seq)
+) WITHOUT ROWID;
+CREATE INDEX defs_by_name ON defs (name COLLATE NOCASE);
+CREATE VIRTUAL TABLE ref_names USING fts5 (
+    names, content='files', content_rowid='fid', detail=none,
+    tokenize="unicode61 remove_diacritics 0 tokenchars '_$?!@'"
+);
+CREATE TRIGGER files_added AFTER INSERT ON files BEGIN
+    INSERT INTO ref_names (rowid, names) VALUES (new.fid, new.names);
+END;
+CREATE TRIGGER files_removed AFTER DELETE ON files BEGIN
+    INSERT INTO ref_names (ref_names, rowid, names) VALUES ('delete', old.fid, old.names);
+    DELETE FROM defs WHERE fid = old.fid;
+END;
+CREATE TABLE generations (repo TEXT PRIMARY KEY, generation INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE commits (repo TEXT PRIMARY KEY, commit_sha TEXT NOT NULL) WITHOUT ROWID;
+INSERT INTO meta VALUES ('schema', '3');
+INSERT INTO files VALUES (1, 'api', 'a.py', '2|k', ' send ', x'0000000001000000', x'0b000000');
+INSERT INTO defs VALUES (1, 0, 'run', 'run', 'function', 1, 9);
+INSERT INTO commits VALUES ('api', 'c1');
+"""
+
+
+def test_a_schema_3_file_is_upgraded_in_place_and_keeps_answering(tmp_path):
+    """The columns for forms and links are added to a file of the previous version; its
+    rows answer by name (no forms) until the next ingest finds their keys stale."""
+    path = tmp_path / "symbols.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(_SCHEMA_3)
+    old.close()
+    store = SymbolStore(path)
+    try:
+        assert store.commits() == {"api": "c1"}
+        [site] = store.references("send", repos=None)
+        assert (site.line, site.caller, site.call, site.form) == (5, "run", True, 0)
+        assert store.file_facts("api", ["a.py"])["a.py"].links.imports == ()
+        assert store.blobs("api") == {"a.py": "2|k"}  # not SYMBOLS_VERSION's: re-read next time
+    finally:
+        store.close()
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == (
+        schema.SCHEMA_VERSION,
+    )
+    db.close()
+    again = SymbolStore(path)  # opening an upgraded file changes nothing
+    assert again.commits() == {"api": "c1"}
+    again.close()
