@@ -6,7 +6,9 @@ readline for a line, or on a lock, the wait never ends: Python only acts on a si
 the main thread. So `codecite` blocks SIGINT in its main thread before any other thread
 exists (every thread started later inherits that), and one small thread takes each
 SIGINT with `sigwait` and sends the main thread a SIGUSR1 of its own, which raises
-KeyboardInterrupt there, as a Ctrl-C would.
+KeyboardInterrupt there, as a Ctrl-C would. A signal that arrives just before the main
+thread starts waiting again (readline has just echoed a key) would not end that wait:
+it is sent again until the main thread has acted on it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import threading
 from types import FrameType
 
 FORWARDED = signal.SIGUSR1 if hasattr(signal, "SIGUSR1") else signal.SIGINT
+RESEND_SECONDS = 0.2
+_handled = threading.Event()  # the main thread raised KeyboardInterrupt for this Ctrl-C
 
 
 def route_to_main_thread() -> None:
@@ -28,12 +32,21 @@ def route_to_main_thread() -> None:
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
     def forward() -> None:
-        while True:
-            signal.sigwait({signal.SIGINT})
-            signal.pthread_kill(main, FORWARDED)
+        try:
+            while True:
+                signal.sigwait({signal.SIGINT})
+                _handled.clear()
+                signal.pthread_kill(main, FORWARDED)
+                while not _handled.wait(RESEND_SECONDS):
+                    signal.pthread_kill(main, FORWARDED)
+        except OSError:  # the main thread has ended: the process is exiting
+            return
 
     threading.Thread(target=forward, name="codecite-ctrl-c", daemon=True).start()
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
+    if _handled.is_set():
+        return  # a resend of a Ctrl-C already acted on
+    _handled.set()
     raise KeyboardInterrupt

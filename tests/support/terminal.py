@@ -56,6 +56,7 @@ class TerminalSession:
         )
         os.close(terminal)
         self._controller = controller
+        self._timeout = timeout  # for each expect and for finish: a loaded machine is slow
         self._deadline = time.monotonic() + timeout
         self.output = b""
 
@@ -78,13 +79,18 @@ class TerminalSession:
         read); everything read so far, decoded."""
         start = len(self.output) if after is None else after
         needle = text.encode()
+        self._deadline = time.monotonic() + self._timeout
         while needle not in self.output[start:]:
             if not self._read_some():
-                raise AssertionError(f"{text!r} never appeared; the screen got {self.text!r}")
+                alive = "running" if self._proc.poll() is None else "ended"
+                raise AssertionError(
+                    f"{text!r} never appeared ({alive}); the screen got {self.text!r}"
+                )
         return self.text
 
     def finish(self) -> int:
         """Read until the program ends; its exit status."""
+        self._deadline = time.monotonic() + self._timeout
         while self._read_some():
             pass
         return self._proc.wait(timeout=10)
