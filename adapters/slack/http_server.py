@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from urllib.parse import parse_qsl
 
-from slack_bolt import App, BoltRequest, BoltResponse
+from slack_bolt import App, BoltContext, BoltRequest, BoltResponse
+from slack_bolt.request.internals import build_context
 
 from adapters.common.http_handler import TEXT, GuardedHandler
 from adapters.common.http_limits import HTTPLimits, Refusal, describe_body
@@ -34,6 +36,7 @@ log = logging.getLogger(__name__)
 __all__ = ["EVENTS_PATH", "HEALTH_PATH", "MAX_BODY", "SlackHTTPServer", "slack_route"]
 
 EVENTS_PATH = "/slack/events"
+FORM = "application/x-www-form-urlencoded"
 MAX_BODY = HTTPLimits().max_body
 LABEL = "slack http"  # how its log lines name this server
 
@@ -131,4 +134,17 @@ def _bolt_request(
         return Refusal(400, "body is not a Slack payload")
     if not isinstance(request.body, dict):
         return Refusal(400, "body is not a Slack payload")
+    _read_form_fields(request)
     return request
+
+
+def _read_form_fields(request: BoltRequest) -> None:
+    """Bolt takes any form that mentions "payload" for a button's `payload=` form and reads
+    one that has none as {}, so `/codecite ask how is the webhook payload signed?` got a
+    404 and no answer. Such a form is what its fields say."""
+    if request.content_type != FORM or "payload" not in request.raw_body:
+        return
+    fields = dict(parse_qsl(request.raw_body, keep_blank_values=True))
+    if "payload" not in fields:
+        request.body = fields
+        request.context = build_context(BoltContext(), fields)

@@ -23,9 +23,6 @@ from typing import Any
 import aiohttp
 import discord
 import pytest
-import yarl
-from discord.gateway import DiscordWebSocket
-from discord.http import Route
 
 from adapters.discord.client import CodeciteClient, make_intents
 from bot.config import FileConfig, Settings
@@ -34,7 +31,7 @@ from tests.servers.discord_fake import TOKEN, DiscordFake
 from tests.servers.discord_gateway_fake import RESUME_PATH, GatewayFake
 from tests.support.discord_gateway import OPEN_CHANNEL, bot_user, guild_create, mention
 from tests.support.discord_gateway import message_create as message_payload
-from tests.support.discord_harness import Harness, served
+from tests.support.discord_harness import Harness, connected, served
 from tests.support.fault_tally import FaultTally, tally_fixture
 
 HOOKS_PY = '''"""Webhook delivery."""
@@ -110,34 +107,16 @@ class Online:
         await Harness(self.rest, self.client, self.core).settle()
 
 
-async def _no_identify_wait(shard_id: int | None, *, initial: bool = False) -> None:
-    """discord.py waits 5 s before a repeated IDENTIFY (a concurrency guard); tests need not."""
-
-
 @asynccontextmanager
 async def online(core: Core) -> AsyncIterator[Online]:
     """A client started like production (login, then connect with reconnect on)."""
     async with served() as rest:
         gateway = GatewayFake(guilds=[guild_create()])
         await gateway.start()
-        old_base, Route.BASE = Route.BASE, rest.base_url
-        old_gateway = DiscordWebSocket.DEFAULT_GATEWAY
-        DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(gateway.url)
-        client = CodeciteClient(core)
-        client.before_identify_hook = _no_identify_wait  # type: ignore[method-assign]
-        runner: asyncio.Task[None] | None = None
         try:
-            await client.login(TOKEN)
-            available = client.wait_for("guild_available", timeout=WAIT)
-            runner = asyncio.create_task(client.connect(reconnect=True))
-            await available
-            yield Online(rest, gateway, client, core, runner)
+            async with connected(core, rest, gateway, timeout=WAIT) as (client, runner):
+                yield Online(rest, gateway, client, core, runner)
         finally:
-            await client.close()
-            if runner is not None:  # it returns (or raises) once the client is closed
-                await asyncio.wait({runner}, timeout=WAIT)
-            DiscordWebSocket.DEFAULT_GATEWAY = old_gateway
-            Route.BASE = old_base
             await gateway.close()
 
 

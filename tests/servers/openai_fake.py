@@ -16,8 +16,11 @@ Fault knobs apply to the next requests in arrival order, whatever their path:
 is a hang; `stop()` cuts it short), `drop_next` (close without answering),
 `break_stream_next` (cut an SSE stream after some chunks), `hold_stream_next`
 (pause a stream after some chunks until released). Streams are shaped by
-`stream_split` (text -> content deltas) and `stream_interval` (seconds before
-each chunk after the first: a rate). `gate(n)` holds
+`stream_split` (text -> content deltas), `first_chunk_delay` (seconds before
+the first chunk: the time to first token) and `stream_interval` (seconds before
+each chunk after the first: a rate); with `pace_whole_replies` a non-streamed
+reply comes when its stream would have ended, as a model writing at that rate
+answers (`writing_time`). `gate(n)` holds
 requests until n are in flight at once, which proves concurrency without
 timing assertions. `requests` records every request (path, lower-cased
 headers, parsed JSON body, status; -1 when the connection was cut);
@@ -33,6 +36,7 @@ import itertools
 import json
 import math
 import socket
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -52,6 +56,18 @@ from tests.servers.openai_wire import (
     validate_chat,
     validate_embeddings,
 )
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # The real service never refuses a connection; the default backlog of 5 would drop a
+    # burst's SYNs, and the client's retransmission adds a second to those requests.
+    request_queue_size = 128
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hangs up (the SDK drops a finished stream's connection) is no error.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 @dataclass(frozen=True)
@@ -108,7 +124,9 @@ class FakeOpenAI:
         self.unsupported_params: set[str] = set()
         # Streaming shape: how the reply is cut into content deltas, and the pause before each.
         self.stream_split: Callable[[str], list[str]] | None = None
+        self.first_chunk_delay = 0.0
         self.stream_interval = 0.0
+        self.pace_whole_replies = False  # a non-streamed reply takes as long as its stream
         self._stream_holds: deque[tuple[int, threading.Event]] = deque()
         self.embedding_inputs = 0
         self.embedding_calls = 0
@@ -132,8 +150,7 @@ class FakeOpenAI:
 
     def start(self) -> FakeOpenAI:
         handler = type("Handler", (_Handler,), {"fake": self})
-        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        server.daemon_threads = True
+        server = _Server(("127.0.0.1", 0), handler)
         self._server = server
         # A short poll interval makes stop() quick (shutdown waits for one poll).
         serve = functools.partial(server.serve_forever, poll_interval=0.02)
@@ -206,6 +223,10 @@ class FakeOpenAI:
     def _next_hold(self) -> tuple[int, threading.Event] | None:
         with self._lock:
             return self._stream_holds.popleft() if self._stream_holds else None
+
+    def writing_time(self, chunks: int) -> float:
+        """Seconds from the request to the last of `chunks` stream chunks at the set pace."""
+        return self.first_chunk_delay + self.stream_interval * max(0, chunks - 1)
 
     def gate(self, in_flight: int) -> None:
         """Hold each request until `in_flight` requests are being handled at once (5 s cap)."""
@@ -408,10 +429,12 @@ class _Handler(BaseHTTPRequestHandler):
         if method == "POST" and path == "/v1/chat/completions":
             validate_chat(body, models=self.fake.models, unsupported=self.fake.unsupported_params)
             reply = self.fake.chat_reply(body)
+            chunks = chat_chunks(body, reply, index, split=self.fake.stream_split)
             if body.get("stream"):
                 limit = fault.after_chunks if fault is not None else None
-                chunks = chat_chunks(body, reply, index, split=self.fake.stream_split)
                 return self._send_sse(chunks, limit)
+            if self.fake.pace_whole_replies:  # written at the stream's pace, sent at the end
+                self.fake._stopping.wait(self.fake.writing_time(len(list(chunks))))
             return self._send_json(200, chat_completion(body, reply, index))
         if method == "POST" and path == "/v1/embeddings":
             tokens = validate_embeddings(
@@ -448,6 +471,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.end_headers()
         hold = self.fake._next_hold()
+        if self.fake.first_chunk_delay:
+            self.fake._stopping.wait(self.fake.first_chunk_delay)
         for n, chunk in enumerate(chunks):
             if hold is not None and n == hold[0]:
                 while not hold[1].wait(0.05) and not self.fake._stopping.is_set():

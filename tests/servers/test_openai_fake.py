@@ -297,3 +297,26 @@ def test_stream_split_rate_and_hold(client: openai.OpenAI, fake: FakeOpenAI) -> 
     rest = [c.choices[0].delta.content for c in chunks if c.choices]
     assert rest[:2] == ["c", "def"]
     assert time.monotonic() - started >= 0.1  # at least two paced chunks followed
+
+
+def test_first_chunk_delay_and_paced_whole_replies(client: openai.OpenAI, fake: FakeOpenAI) -> None:
+    fake.chat_reply = lambda body: "one two three"
+    fake.first_chunk_delay = 0.2
+    fake.stream_interval = 0.05
+    started = time.monotonic()
+    stream = client.chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "x"}], stream=True
+    )
+    first = next(iter(stream))
+    assert first.choices[0].delta.role == "assistant"
+    assert time.monotonic() - started >= 0.2  # no chunk before the time to first token
+    pieces = [c.choices[0].delta.content for c in stream if c.choices]
+    assert "".join(p or "" for p in pieces) == "one two three"
+    # role, three words, finish: five chunks, written in 0.2 + 4 x 0.05 s
+    assert fake.writing_time(5) == pytest.approx(0.4)
+    whole = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+    fake.pace_whole_replies = True
+    started = time.monotonic()
+    paced = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
+    assert time.monotonic() - started >= 0.4  # as long as the stream of it takes
+    assert paced.choices[0].message.content == whole.choices[0].message.content == "one two three"

@@ -1,7 +1,8 @@
 """Run the real CodeciteClient against the fake Discord API, with events injected.
 
-The client logs in over REST (which also runs `setup_hook`: command sync),
-receives a GUILD_CREATE, then whatever each test delivers. No gateway.
+`running`: the client logs in over REST (which also runs `setup_hook`: command sync),
+receives a GUILD_CREATE, then whatever each test delivers; no gateway.
+`connected`: the client logs in and connects to the fake gateway as in production.
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import yarl
+from discord.gateway import DiscordWebSocket
 from discord.http import Route
 
 from adapters.discord.client import CodeciteClient
 from bot.core import Core
 from tests.servers.discord_fake import TOKEN, DiscordFake, InteractionState
+from tests.servers.discord_gateway_fake import GatewayFake
 from tests.servers.discord_wire import dm_channel_payload, thread_payload
 from tests.support import discord_gateway as gateway
 
@@ -131,6 +135,36 @@ async def running(
         finally:
             await client.close()
             Route.BASE = old_base
+
+
+async def _no_identify_wait(shard_id: int | None, *, initial: bool = False) -> None:
+    """discord.py waits 5 s before a repeated IDENTIFY (a concurrency guard); no need here."""
+
+
+@asynccontextmanager
+async def connected(
+    core: Core, rest: DiscordFake, gateway: GatewayFake, *, timeout: float = 15.0
+) -> AsyncIterator[tuple[CodeciteClient, asyncio.Task[None]]]:
+    """A client started like production (login over REST, then `connect` with reconnect on)
+    once it has the guilds of `gateway`; yields it and its connection loop."""
+    old_base, Route.BASE = Route.BASE, rest.base_url
+    old_gateway = DiscordWebSocket.DEFAULT_GATEWAY
+    DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(gateway.url)
+    client = CodeciteClient(core)
+    client.before_identify_hook = _no_identify_wait  # type: ignore[method-assign]
+    runner: asyncio.Task[None] | None = None
+    try:
+        await client.login(TOKEN)
+        available = client.wait_for("guild_available", timeout=timeout)
+        runner = asyncio.create_task(client.connect(reconnect=True))
+        await available
+        yield client, runner
+    finally:
+        await client.close()
+        if runner is not None:  # it returns (or raises) once the client is closed
+            await asyncio.wait({runner}, timeout=timeout)
+        DiscordWebSocket.DEFAULT_GATEWAY = old_gateway
+        Route.BASE = old_base
 
 
 def run(coro: Any) -> Any:

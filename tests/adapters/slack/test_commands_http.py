@@ -50,6 +50,21 @@ def test_bare_question_is_an_ask(slack: FakeSlack, driver: Driver, recorded: Rec
     assert recorded.asks[0][0] == QUESTION
 
 
+@pytest.mark.parametrize(
+    "question",
+    ["how is the webhook payload retried?", "where is payload=1 sent?", "payloads"],
+)
+def test_a_question_that_says_payload_is_answered(
+    slack: FakeSlack, driver: Driver, recorded: Recorded, question: str
+) -> None:
+    """Bolt reads any form mentioning "payload" as a button's payload; a command is not one."""
+    status, ack, _ = driver.command(f"ask {question}", channel="C0SHOP")
+    assert status == 200 and json.loads(ack)["text"] == WORKING
+    [post] = slack.wait_for(lambda: _top_level_posts(slack, "C0SHOP"))
+    assert recorded.asks[0][0] == question and recorded.asks[0][1].channel == "C0SHOP"
+    assert post["blocks"][-1]["type"] == "actions"
+
+
 @pytest.mark.parametrize("line", ["status", "repos", "help", ""])
 def test_status_repos_help_are_ephemeral(slack: FakeSlack, driver: Driver, line: str) -> None:
     status, ack, response_url = driver.command(line)
