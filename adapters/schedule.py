@@ -8,7 +8,8 @@ runner beside this scheduler (`bot.jobs.runner`, started by `adapters.serve`). A
 cross-process lock (`stores.locks`) keeps a scheduled run, a job, and a CLI reindex
 of one repository from overlapping, on one machine or several.
 A sync job re-reads codecite.toml so added and removed repositories are
-picked up on the next run.
+picked up on the next run; a removed one is forgotten (`Core.forget_repo`: index,
+symbols, run log, queued jobs, clone), again at each sync until that succeeds.
 
 Every job's first run is due at once, so at boot (`install`, then `start`)
 configured repositories the index holds nothing of are indexed right away, in the
@@ -106,6 +107,7 @@ class IngestScheduler:
         # their rules are new to this scheduler (at start, or changed since).
         self._full_run: set[str] = set()
         self._boot: set[str] = set()  # never indexed at install: their first run is "boot"
+        self._unforgotten: set[str] = set()  # removed from codecite.toml, forget to retry
 
     # -- jobs --------------------------------------------------------------------------------
 
@@ -135,6 +137,8 @@ class IngestScheduler:
         self.core.use_config(config)
 
     def sync_config(self) -> None:
+        for name in sorted(self._unforgotten - set(self._configured)):
+            self._forget(name)
         try:
             config = self.core.load_config()
         except ConfigError as exc:
@@ -170,9 +174,22 @@ class IngestScheduler:
         if job is not None:
             job.remove()
         self.core.note_next_run(name, None)
-        # The repository left the configuration: stop answering from it.
-        self.core.forget_repo(name)
-        log.info("removed %s from the schedule and the index", name)
+        self._forget(name)
+
+    def _forget(self, name: str) -> None:
+        """It left the configuration: forget it, or try again at the next sync."""
+        try:
+            report = self.core.forget_repo(name)
+        except BotError as exc:  # e.g. a long ingest of it still holds its lock
+            self._unforgotten.add(name)
+            log.warning(
+                "%s left codecite.toml but is not forgotten yet (%s); trying again in a minute",
+                name,
+                exc.user_message,
+            )
+            return
+        self._unforgotten.discard(name)
+        log.info("%s left codecite.toml and was unscheduled. %s", name, report)
 
     # -- running -----------------------------------------------------------------------------
 

@@ -80,9 +80,17 @@ REINDEX = CommandSpec(
     _REPO_ARG,
     admin_only=True,
 )
+FORGET = CommandSpec(
+    "forget",
+    "<repo>",
+    "remove a repository from codecite, after asking",
+    "Remove a repository from codecite, after asking",
+    "The repository to forget",
+    admin_only=True,
+)
 HELP = CommandSpec("help", "", "this message", "How to ask codecite about your code", quick=True)
 
-COMMANDS: tuple[CommandSpec, ...] = (ASK, STATUS, REPOS, MAP, REINDEX, HELP)
+COMMANDS: tuple[CommandSpec, ...] = (ASK, STATUS, REPOS, MAP, REINDEX, FORGET, HELP)
 BY_NAME = {spec.name: spec for spec in COMMANDS}
 ADMINS_ONLY = " (admins only)"
 
@@ -108,15 +116,38 @@ def parse(line: str) -> Command:
     """The command a line names; a line that names none is a question (`ask`).
 
     An empty line asks for help. The command word is matched case-insensitively
-    and the argument is the rest of the line, stripped.
+    and the argument is the rest of the line, stripped. `forget` takes a repository
+    and an optional `yes`, nothing more: "forget the cache, where do we retry?" is a question.
     """
     words = line.strip().split(maxsplit=1)
     if not words:
         return Command(HELP)
     spec = BY_NAME.get(words[0].lower())
-    if spec is None:
+    argument = words[1].strip() if len(words) > 1 else ""
+    if spec is None or (spec is FORGET and not _forget_shaped(argument)):
         return Command(ASK, line.strip())
-    return Command(spec, words[1].strip() if len(words) > 1 else "")
+    return Command(spec, argument)
+
+
+def _forget_shaped(argument: str) -> bool:
+    words = argument.split()
+    return len(words) <= 1 or (len(words) == 2 and words[1].lower() == CONFIRM)
+
+
+CONFIRM = "yes"  # `forget shop yes`: the word that confirms, typed or sent by a button
+
+
+def forget_target(argument: str) -> tuple[str, bool]:
+    """`shop` -> ("shop", False); `shop yes` -> ("shop", True): the repository and whether
+    the line confirms. Anything else after the name is not a confirmation."""
+    words = argument.split()
+    confirmed = len(words) == 2 and words[1].lower() == CONFIRM
+    return (words[0] if words else ""), confirmed
+
+
+def confirm_line(repo: str) -> str:
+    """The command line that confirms forgetting `repo` (what `forget_target` accepts)."""
+    return f"{FORGET.name} {repo} {CONFIRM}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,11 +159,19 @@ class Syntax:
     question; "{ask}" in it becomes the ask command in this syntax ("{ask_name}":
     without its argument).
     `threads`: follow-ups continue in the thread where the bot answered.
+    `confirm` says how to confirm a command that asks first (`forget`): "{command}" is
+    the confirming line in this syntax, "{line}" the bare line, "{repo}" its repository.
     """
 
     template: str
     ask: str
     threads: bool = True
+    confirm: str = "`{command}`"
+
+    def confirmation(self, repo: str) -> str:
+        """How to confirm forgetting `repo` here, e.g. "`/codecite forget shop yes`"."""
+        line = confirm_line(repo)
+        return self.confirm.format(command=self.template.format(line), line=line, repo=repo)
 
     def command(self, spec: CommandSpec, *, with_args: bool = True) -> str:
         return self.template.format(spec.usage if with_args else spec.name)
@@ -171,12 +210,17 @@ def command_list(syntax: Syntax, names: tuple[str, ...] = ()) -> str:
 
 @dataclass(frozen=True, slots=True)
 class CommandResult:
-    """What a command gave: text, an answer, or (reindex) text that follows when done."""
+    """What a command gave: text, an answer, or (reindex) text that follows when done.
+
+    `confirm`: the command asks first (`forget`); this is the line that confirms it, for
+    an adapter to put behind a button (the text already says how to type it).
+    """
 
     text: str
     answer: Answer | None = None
     ephemeral: bool = False
-    later: Future[str] | None = None  # reindex: the report, once the ingest line has run it
+    later: Future[str] | None = None  # reindex, forget: the report, once the line has run it
+    confirm: str = ""
 
     def final_text(self, timeout: float | None = None) -> str:
         """The text, waiting for `later` when there is one (for callers that may block)."""

@@ -4,8 +4,8 @@ Nothing here knows which chat platform asked. Adapters build a `Context` (who
 asks, from where, what they may do), call `ask`, `run_command` or `reindex`,
 and render what comes back; every failure is a `BotError` with a sentence fit
 for the user. The work lives in the layers below: answers in `bot.answer`,
-scope rules in `bot.scope`, re-ingest jobs in `bot.jobs`, command text in
-`bot.commands` and `bot.reports`.
+scope rules in `bot.scope`, re-ingest jobs and forgetting in `bot.jobs`, command
+text in `bot.commands` and `bot.reports`.
 """
 
 from __future__ import annotations
@@ -26,12 +26,13 @@ from bot.context import CLI, Context
 from bot.errors import BotError, PermissionDenied
 from bot.index.base import Index
 from bot.index.setup import prepare_index
-from bot.jobs import IngestLine, JobRunner, Notice, Outcome, ReindexRequests, then
+from bot.jobs import JobRunner, Notice, Outcome
+from bot.jobs.upkeep import Upkeep
 from bot.llm.chat import LLM
 from bot.llm.embeddings import Embedder
 from bot.models import Answer, Hit, Question, RepoState, Turn
 from bot.readiness import readiness
-from bot.reports import StatusFacts, reindex_text, repos_text, status_text
+from bot.reports import StatusFacts, repos_text, status_text
 from bot.retrieval.hyde import HydeExpander
 from bot.retrieval.prune import Pruner
 from bot.retrieval.retriever import Retriever
@@ -95,18 +96,19 @@ class Core:
             retriever, llm, pruner=pruner, max_tokens=settings.answer_max_tokens
         )
         self.runs = self.stores.runs
-        self._ingest = IngestLine(
+        # Ingests, re-index jobs and forgetting: what changes the index (`bot.jobs`).
+        self._upkeep = Upkeep(
             settings,
             index,
-            self.runs,
-            self.stores.locks,
+            self.stores,
             lambda: self._config,
+            self.load_config,
             embedder=embedder,
             symbols=self.symbols,
         )
+        self._ingest = self._upkeep.line
         # Ingest `location` now, in this thread, under its lock, logged (`codecite index`).
         self.index_repo = self._ingest.index_repo
-        self._requests = ReindexRequests(lambda: self.stores.jobs, poll=settings.job_poll_seconds)
         self._limiter = Limiter(config.limits, lambda: self.stores.quota)
         # One bounded line of answer work per process, shared by every adapter in it.
         self._queue = AnswerQueue.from_config(config.limits)
@@ -310,6 +312,10 @@ class Core:
             return CommandResult(text, ephemeral=True)
         if spec is commands.REINDEX:
             return CommandResult("", later=self.reindex(argument or None, ctx))
+        if spec is commands.FORGET:  # asks first; `forget <repo> yes` removes it
+            if not ctx.is_admin:
+                raise PermissionDenied()
+            return self._upkeep.forget(argument, self.scope_for(ctx), syntax)
         if spec is commands.MAP:
             answer = self.repo_map(argument or None, ctx)
             line = f"{spec.name} {argument}".strip()
@@ -344,43 +350,34 @@ class Core:
         ingests here (`codecite reindex`, interruptible; `on_wait` hears what it waits for)."""
         if not ctx.is_admin:
             raise PermissionDenied()
-        targets = self._ingest.in_scope(repo, self.scope_for(ctx))
-        trigger = f"{ctx.platform} command"
-        if inline:
-            ran = self._ingest.submit(targets, trigger=trigger, inline=True, on_wait=on_wait)
-            return then(ran, reindex_text)
-        return self._requests.request(targets, trigger=trigger, requested_by=ctx.user)
+        scope, trigger = self.scope_for(ctx), f"{ctx.platform} command"
+        return self._upkeep.reindex(
+            repo, scope, trigger=trigger, by=ctx.user, inline=inline, on_wait=on_wait
+        )
 
     def queue_reindex(self, name: str, *, trigger: str) -> bool:
         """Record a quick re-ingest job for a configured repository (a push); False if unknown."""
-        if self._config.repo(name) is None:
-            return False
-        self._requests.enqueue(name, trigger=trigger, quick=True)
-        return True
+        return self._upkeep.queue_reindex(name, trigger=trigger)
 
     def job_runner(self) -> JobRunner:
         """A runner of the shared job table on this process's ingest line; start and stop it."""
-        lease, poll = self._settings.job_lease_seconds, self._settings.job_poll_seconds
-        runner = JobRunner(self.stores.jobs, self._ingest, lease=lease, poll=poll)
-        return self._requests.attach(runner)
+        return self._upkeep.job_runner()
 
     def reindex_repo(
         self, name: str, *, trigger: str, quick: bool = False, wait: float | None = None
     ) -> Future[list[Outcome]]:
         """Re-ingest one known repository now on this process's line (the scheduler's
         interval runs), never on an answer worker; an unknown name: no outcomes."""
-        targets = self._ingest.targets([name])
-        return self._ingest.submit(targets, trigger=trigger, quick=quick, wait=wait)
+        return self._upkeep.reindex_repo(name, trigger=trigger, quick=quick, wait=wait)
 
     def note_next_run(self, repo: str, at: datetime | None) -> None:
         """When the scheduler will next re-ingest `repo` (shown by `status`)."""
         self.runs.set_next_run(repo, at)
 
-    def forget_repo(self, name: str) -> None:
-        """Stop answering from a repository: drop it from the index and the symbol table."""
-        self.index.remove_repo(name)
-        if self.symbols is not None:
-            self.symbols.remove_repo(name)
+    def forget_repo(self, name: str) -> str:
+        """Remove every trace of a repository now, unasked (the scheduler, when it leaves
+        codecite.toml), in this thread: the report (`bot.jobs.forget`)."""
+        return self._upkeep.forget_now(name)
 
     def prepare_index(self, *, rebuild_state: bool = False) -> str:
         """Create (or check) a remote index and say what it is; "" for the local index."""
@@ -390,8 +387,7 @@ class Core:
     def close(self) -> None:
         """Finish accepted answers and ingests, then release every store and client."""
         self._queue.shutdown(wait=True)
-        self._requests.close()
-        self._ingest.shutdown()
+        self._upkeep.close()
         resources = (self.llm, self.embedder, self.index, self.feedback, self.symbols, self.stores)
         for resource in resources:
             close = getattr(resource, "close", None)

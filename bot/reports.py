@@ -1,4 +1,4 @@
-"""Text for the shared commands (status, repos, reindex), in plain markdown.
+"""Text for the shared commands (status, repos, reindex, forget), in plain markdown.
 
 Each function takes plain values (states, the run log, model names), never the
 Core, so the core can use them without an import loop. Help is generated from
@@ -147,3 +147,73 @@ def reindex_text(results: Sequence[tuple[str, IngestReport | BotError]]) -> str:
                 f"in {outcome.seconds:.1f}s"
             )
     return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetPreview:
+    """What forgetting a repository would remove (`state` None: an earlier forget of it
+    stopped after the index; only leftovers remain)."""
+
+    repo: str
+    state: RepoState | None
+    symbols: int  # definitions in the symbol table
+    clone: bool  # a clone under CODECITE_HOME/repos
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetReport:
+    repo: str
+    state: RepoState | None  # what the index held; None when only leftovers were found
+    symbols: int
+    runs: int
+    jobs: int  # queued re-index jobs cancelled
+    clone: bool
+
+
+def forget_preview_text(preview: ForgetPreview, confirm: str) -> str:
+    """The question asked before anything is removed; `confirm` says how to say yes."""
+    state, what = preview.state, []
+    if state is not None:
+        when = state.freshness().describe().removeprefix(f"{preview.repo} ")
+        what.append(f"its {_index_part(state)} in the index ({when})")
+    what.append(f"its {_count(preview.symbols, 'symbol')}" if preview.symbols else "its symbols")
+    what.append("its run history")
+    if preview.clone:
+        what.append("its clone")
+    head = f"Forget {preview.repo}?"
+    if state is None:
+        head = (
+            f"{preview.repo} is not indexed, but traces of it are left (from a forget that "
+            "stopped midway, or a first index that failed). Forget what is left?"
+        )
+    return (
+        f"{head} This removes {_listed(what)}; answers stop citing it at once. Past answers "
+        "and their feedback stay on record, and it can be indexed again later.\n"
+        f"To confirm: {confirm}"
+    )
+
+
+def forgot_text(report: ForgetReport) -> str:
+    state, done = report.state, []
+    if state is not None:
+        done.append(f"{_index_part(state)} from the index")
+    done.append(f"{_count(report.symbols, 'symbol')} from the symbol table")
+    done.append(f"{_count(report.runs, 'run')} from the run log")
+    if report.jobs:
+        done.append(f"{_count(report.jobs, 'queued re-index', 'queued re-indexes')}")
+    if report.clone:
+        done.append("its clone")
+    verb = "Forgot" if state is not None else "Finished forgetting"
+    return f"{verb} {report.repo}: removed {_listed(done)}."
+
+
+def _index_part(state: RepoState) -> str:
+    return f"{_count(state.files, 'file')} and {_count(state.chunks, 'chunk')}"
+
+
+def _count(n: int, noun: str, plural: str = "") -> str:
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
+def _listed(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"

@@ -32,7 +32,7 @@ from adapters.cli.render import print_answer, print_report, print_streamed
 from adapters.cli.status import StatusLine
 from adapters.common.errors import user_facing
 from adapters.sections import PLATFORM_SECTIONS
-from bot.commands import Syntax
+from bot.commands import CONFIRM, FORGET, Command, Syntax
 from bot.config import Settings, load_settings
 from bot.core import CLI, Core
 from bot.errors import BotError, ConfigError
@@ -46,7 +46,10 @@ EXIT_FAILURE = 1
 Handler = Callable[[Core, argparse.Namespace, Console], int]
 
 TERMINAL = Syntax(
-    "codecite {}", '`codecite ask "<question>"`, or `codecite chat` for a conversation', False
+    "codecite {}",
+    '`codecite ask "<question>"`, or `codecite chat` for a conversation',
+    False,
+    confirm="answer below (or run `codecite forget {repo} --yes`)",
 )
 
 
@@ -83,6 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("reindex", help="re-ingest one or all repositories now")
     p.add_argument("repo", nargs="?")
+
+    p = sub.add_parser(
+        "forget", help="remove a repository: index, symbols, run log, queued jobs, clone"
+    )
+    p.add_argument("repo")
+    p.add_argument("--yes", action="store_true", help="do not ask first (needed without a TTY)")
 
     p = sub.add_parser("feedback", help="list the 👍/👎 votes people gave answers")
     p.add_argument("--limit", type=int, default=50)
@@ -206,6 +215,33 @@ def cmd_reindex(core: Core, args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_forget(core: Core, args: argparse.Namespace, console: Console) -> int:
+    """Asks on a terminal; elsewhere only `--yes` forgets (a script cannot be asked)."""
+    if not args.yes:
+        preview = core.run_command(Command(FORGET, args.repo), CLI, TERMINAL)  # refusals raise
+        if not sys.stdin.isatty():
+            raise BotError(
+                f"Not forgetting {args.repo}: stdin is not a terminal to ask on; "
+                "add --yes to confirm."
+            )
+        console.print(preview.text, highlight=False, markup=False)
+        if not _agreed(console, f"Forget {args.repo} now? [y/N] "):
+            console.print("Nothing was forgotten.")
+            return EXIT_FAILURE
+    result = core.run_command(Command(FORGET, f"{args.repo} {CONFIRM}"), CLI, TERMINAL)
+    console.print(result.final_text(), highlight=False, markup=False)
+    return 0
+
+
+def _agreed(console: Console, prompt: str) -> bool:
+    try:
+        answer = console.input(prompt, markup=False)
+    except EOFError:  # Ctrl-D: no
+        console.print()
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
 def cmd_feedback(core: Core, args: argparse.Namespace, console: Console) -> int:
     rows = core.votes(limit=args.limit)
     if not rows:
@@ -284,6 +320,7 @@ HANDLERS: dict[str, Handler] = {
     "status": cmd_status,
     "repos": cmd_repos,
     "reindex": cmd_reindex,
+    "forget": cmd_forget,
     "feedback": cmd_feedback,
     "serve": cmd_serve,
     "schedule": cmd_schedule,

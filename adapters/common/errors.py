@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Mapping
+from concurrent.futures import Future
 
 from bot.errors import BotError
 
@@ -34,3 +35,11 @@ def user_facing(exc: BaseException, *, extra: Mapping[str, object] | None = None
         return f"{exc.user_message} (incident {ref})"
     log.error("incident %s: unexpected error", ref, exc_info=exc, extra=extra)
     return f"{GENERIC} Please try again. (incident {ref})"
+
+
+def result_text(later: Future[str]) -> str:
+    """A finished future's text, or the sentence for how it failed (logged, as above)."""
+    try:
+        return later.result()
+    except Exception as exc:  # noqa: BLE001 -- every failure becomes a sentence for the user
+        return user_facing(exc)

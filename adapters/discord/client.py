@@ -13,6 +13,7 @@ from typing import Any
 import discord
 from discord import app_commands
 
+from adapters.discord.confirm import ConfirmButton
 from adapters.discord.context import Admins, admin_role_warning
 from adapters.discord.feedback import NO_MENTIONS, VoteButton
 from adapters.discord.messages import MessageHandler
@@ -49,11 +50,13 @@ class CodeciteClient(discord.Client):
         self._sync_commands = sync_commands
         admins = Admins(core)
         self._messages = MessageHandler(self, core, admins)
-        register(self.tree, SlashCommands(core, admins))
+        self._slash = SlashCommands(core, admins)
+        register(self.tree, self._slash)
 
     async def setup_hook(self) -> None:
         """Runs once after login, before the gateway connects."""
-        self.add_dynamic_items(VoteButton)  # clicks on buttons of answers posted before a restart
+        # clicks on buttons of answers (and questions) posted before a restart
+        self.add_dynamic_items(VoteButton, ConfirmButton)
         config = self.discord_config
         warning = admin_role_warning(config.guild_ids, config.admin_role)
         if warning:
@@ -73,3 +76,7 @@ class CodeciteClient(discord.Client):
 
     async def on_message(self, message: discord.Message) -> None:
         await self._messages.on_message(message)
+
+    async def on_confirm(self, interaction: discord.Interaction[Any], line: str) -> None:
+        """A confirmation button was clicked (`adapters.discord.confirm.ConfirmsClicks`)."""
+        await self._slash.confirm(interaction, line)

@@ -20,14 +20,19 @@ from typing import Any, TypeVar
 import discord
 
 from adapters.common.errors import user_facing
+from adapters.discord.confirm import confirm_view
 from adapters.discord.feedback import NO_MENTIONS, vote_view
 from adapters.discord.live import send_once
 from adapters.discord.render import render_answer, render_text
-from bot.commands import REINDEX, Command, Syntax, parse
+from bot.commands import Command, Syntax, parse
 from bot.core import Context, Core
 from bot.models import Answer, Turn
 
-SYNTAX = Syntax("/{}", "mention me with a question, DM me, or use `{ask_name}`")
+SYNTAX = Syntax(
+    "/{}",
+    "mention me with a question, DM me, or use `{ask_name}`",
+    confirm="the button below, or mention me with `{line}`",
+)
 
 T = TypeVar("T")
 
@@ -41,6 +46,7 @@ class Reply:
     pieces: tuple[str, ...]
     answer_id: str = ""
     ephemeral: bool = False
+    confirm: str = ""  # the line a confirmation button under the last piece sends
 
 
 def error_reply(exc: BaseException) -> Reply:
@@ -82,10 +88,10 @@ async def command_reply(
 ) -> Reply:
     """A shared command (`status`, `repos`, `reindex`, `ask ...`) or a bare question."""
     command = parse(line) if isinstance(line, str) else line
-    if command.spec is REINDEX:  # queued on the ingest line, never on an answer worker
+    if command.spec.admin_only:  # reindex, forget: the ingest line, never an answer worker
         started = await asyncio.to_thread(core.run_command, command, ctx, SYNTAX)
         text = await asyncio.wrap_future(started.later) if started.later else started.text
-        return Reply(tuple(render_text(text)))
+        return Reply(tuple(render_text(text)), confirm=started.confirm)
     result = await queued(core, lambda: core.run_command(command, ctx, SYNTAX), on_wait)
     if result.answer is not None:
         return _answered("", result.answer, quote=False)
@@ -98,10 +104,13 @@ def _answered(question: str, answer: Answer, *, quote: bool) -> Reply:
 
 
 def _extras(reply: Reply, index: int) -> dict[str, Any]:
-    """Vote buttons go under the last piece only."""
-    if reply.answer_id and index == len(reply.pieces) - 1:
+    """Vote buttons, or a confirmation button, go under the last piece only."""
+    if index != len(reply.pieces) - 1:
+        return {}
+    if reply.answer_id:
         return {"view": vote_view(reply.answer_id)}
-    return {}
+    view = confirm_view(reply.confirm) if reply.confirm else None
+    return {"view": view} if view is not None else {}
 
 
 async def send_to_channel(

@@ -1,14 +1,16 @@
-"""The application commands: /ask, /status, /repos, /map, /reindex, /help.
+"""The application commands: /ask, /status, /repos, /map, /reindex, /forget, /help.
 
 Discord wants a response within 3 seconds, so each command defers first
 (callback type 5, "thinking") and answers later with follow-ups, which stay
-valid for 15 minutes. /status, /repos, /reindex and /help are ephemeral: only
-the person who asked sees them.
+valid for 15 minutes. /status, /repos, /reindex, /forget and /help are ephemeral:
+only the person who asked sees them. /forget asks first, with a button
+(`adapters.discord.confirm`) whose click comes back here (`confirm`).
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 import discord
@@ -24,7 +26,19 @@ from adapters.discord.replies import (
     send_followups,
 )
 from adapters.discord.streaming import stream_reply, streaming_on
-from bot.commands import ADMINS_ONLY, ASK, HELP, MAP, REINDEX, REPOS, STATUS, Command
+from bot.commands import (
+    ADMINS_ONLY,
+    ASK,
+    FORGET,
+    HELP,
+    MAP,
+    REINDEX,
+    REPOS,
+    STATUS,
+    Command,
+    forget_target,
+    parse,
+)
 from bot.core import Core
 
 log = logging.getLogger(__name__)
@@ -71,7 +85,16 @@ class SlashCommands:
             reply = await command_reply(self._core, line, ctx)
         except Exception as exc:  # noqa: BLE001 - the user gets a sentence, the log the rest
             reply = error_reply(exc)
-        await _deliver(interaction, Reply(reply.pieces, reply.answer_id, ephemeral=True))
+        await _deliver(interaction, replace(reply, ephemeral=True))
+
+    async def confirm(self, interaction: Interaction, line: str) -> None:
+        """A confirmation button was clicked: run its line (`forget shop yes`) for the
+        clicker, with their own rights and scope; whatever follows only they see."""
+        command = parse(line)
+        if command.spec is not FORGET or not forget_target(command.argument)[1]:
+            log.warning("confirmation button with an unexpected line ignored")
+            return
+        await self.command(interaction, command)
 
     async def _fail_privately(self, interaction: Interaction, reply: Reply) -> None:
         """/ask was deferred publicly; an error is only the asker's business."""
@@ -126,6 +149,11 @@ def register(tree: app_commands.CommandTree[Any], slash: SlashCommands) -> None:
     @app_commands.describe(repo=REINDEX.arg_description)
     async def reindex(interaction: Interaction, repo: str | None = None) -> None:
         await slash.command(interaction, Command(REINDEX, repo.strip() if repo else ""))
+
+    @tree.command(name=FORGET.name, description=FORGET.description + ADMINS_ONLY)
+    @app_commands.describe(repo=FORGET.arg_description)
+    async def forget(interaction: Interaction, repo: str) -> None:
+        await slash.command(interaction, Command(FORGET, repo.strip()))
 
     @tree.command(name=HELP.name, description=HELP.description)
     async def help_(interaction: Interaction) -> None:

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from adapters.slack.conversations import Conversation
 from adapters.slack.history import BotIdentity
-from bot.commands import ASK, Command, parse
+from bot.commands import ASK, FORGET, Command, parse
 from bot.core import Context
 
 PLATFORM = "slack"
@@ -85,9 +85,11 @@ class Incoming:
 
     @property
     def command(self) -> Command | None:
-        """`@codecite help` (or status, repos) alone is that command, not a search."""
+        """`@codecite help` (or status, repos) alone is that command, not a search; so is
+        `@codecite forget <repo>` (admins only; it asks first)."""
         command = parse(self.text)
-        return command if self.text.strip() and command.is_bare_quick else None
+        wanted = command.is_bare_quick or command.spec is FORGET
+        return command if self.text.strip() and wanted else None
 
 
 def _context(
@@ -134,6 +136,34 @@ class SlashCommand:
         """The question of `ask <q>` or of a bare question; the text otherwise (`map pay`)."""
         command = self.command
         return command.argument if command.spec is ASK else self.text
+
+    def context(self, conversation: Conversation, *, is_admin: bool = False) -> Context:
+        return _context(self.user, self.channel, self.team, conversation, is_admin)
+
+
+@dataclass(frozen=True, slots=True)
+class ButtonClick:
+    """A click on a button of codecite's (a `block_actions` payload)."""
+
+    team: str
+    channel: str
+    user: str
+    value: str
+    response_url: str
+    ephemeral: bool  # the button was on a message only the clicker sees
+
+    @classmethod
+    def from_payload(cls, body: Mapping[str, Any], action: Mapping[str, Any]) -> ButtonClick:
+        container = body.get("container") or {}
+        channel = (body.get("channel") or {}).get("id") or container.get("channel_id")
+        return cls(
+            team=str((body.get("team") or {}).get("id") or ""),
+            channel=str(channel or ""),
+            user=str((body.get("user") or {}).get("id") or ""),
+            value=str(action.get("value") or ""),
+            response_url=str(body.get("response_url") or ""),
+            ephemeral=container.get("is_ephemeral") is True,
+        )
 
     def context(self, conversation: Conversation, *, is_admin: bool = False) -> Context:
         return _context(self.user, self.channel, self.team, conversation, is_admin)

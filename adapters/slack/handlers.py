@@ -23,7 +23,8 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackClientError
 
 from adapters.common.dedupe import EventDedupe
-from adapters.common.errors import user_facing
+from adapters.common.errors import result_text, user_facing
+from adapters.slack.confirmations import FORGETTING, ConfirmButtons, rendered
 from adapters.slack.conversations import ConversationTypes
 from adapters.slack.events import Incoming, SlashCommand, parse_event
 from adapters.slack.history import (
@@ -35,6 +36,7 @@ from adapters.slack.history import (
 )
 from adapters.slack.outbox import NOT_POSTABLE, Outbox, error_code
 from adapters.slack.render import (
+    CONFIRM_ACTION,
     VOTE_DOWN,
     VOTE_UP,
     SlackMessage,
@@ -44,7 +46,7 @@ from adapters.slack.render import (
 )
 from adapters.slack.streamer import SlackStreamer, Undelivered
 from bot.answer.streaming import AnswerStream
-from bot.commands import ASK, REINDEX, Syntax
+from bot.commands import ASK, FORGET, REINDEX, Command, Syntax, forget_target
 from bot.core import CommandResult, Context, Core
 from bot.errors import BotError, RateLimited
 from bot.models import Turn
@@ -53,7 +55,11 @@ from bot.runtime.queue import in_line
 log = logging.getLogger(__name__)
 
 COMMAND = "/codecite"
-SYNTAX = Syntax(COMMAND + " {}", "mention me with a question, DM me, or use `{ask}`")
+SYNTAX = Syntax(
+    COMMAND + " {}",
+    "mention me with a question, DM me, or use `{ask}`",
+    confirm="the button below, or `{command}`",
+)
 PROGRESS_REACTION = "eyes"
 WORKING = ":mag: Looking into it…"
 REINDEXING = ":arrows_counterclockwise: Reindexing; the result follows here."
@@ -72,6 +78,9 @@ class SlackHandlers:
         self._pending_lock = threading.Lock()
         self._threads = AnsweredThreads()
         self.conversations = ConversationTypes(client)
+        self.confirmations = ConfirmButtons(
+            core, self.outbox, self.conversations, self._track, SYNTAX
+        )
 
     def register(self, app: App) -> None:
         app.event("app_mention")(self.on_event)
@@ -81,6 +90,7 @@ class SlackHandlers:
         app.command(COMMAND)(self.on_command)
         app.action(VOTE_UP)(self.on_vote)
         app.action(VOTE_DOWN)(self.on_vote)
+        app.action(CONFIRM_ACTION)(self.confirmations.on_click)
 
     def close(self) -> None:
         """Finish the answers this adapter accepted (they were promised), then close."""
@@ -194,10 +204,18 @@ class SlackHandlers:
         self, incoming: Incoming, ctx: Context, history: tuple[Turn, ...]
     ) -> list[SlackMessage]:
         command = incoming.command
-        if command is not None:
-            return render_text(self.core.run_command(command, ctx, SYNTAX).text)
-        answer = self.core.ask(incoming.text, ctx, history)
-        return render_answer(answer, answer_id=answer.answer_id)
+        if command is None:
+            answer = self.core.ask(incoming.text, ctx, history)
+            return render_answer(answer, answer_id=answer.answer_id)
+        result = self.core.run_command(command, ctx, SYNTAX)
+        if result.later is not None:  # `forget <repo> yes`: the report follows in the thread
+            self._track(result.later)
+            result.later.add_done_callback(partial(self._deliver_later, incoming))
+            return render_text(FORGETTING.format(forget_target(command.argument)[0]))
+        return rendered(result)
+
+    def _deliver_later(self, incoming: Incoming, later: Future[str]) -> None:
+        self._deliver(incoming, render_text(result_text(later)))
 
     def _note(self, incoming: Incoming, text: str) -> None:
         """A short progress note in the thread; failing to post it loses nothing."""
@@ -220,14 +238,14 @@ class SlackHandlers:
 
     def on_command(self, ack: Ack, command: dict[str, Any]) -> None:
         cmd = SlashCommand.from_payload(command)
-        spec = cmd.command.spec
-        if spec.quick:  # cheap: plain ack, no "working" note
+        note = _ack_note(cmd.command)
+        if note:
+            ack(text=note, response_type="ephemeral")
+        else:  # cheap, or a question: the reply itself follows at once
             ack()
-        else:
-            ack(text=REINDEXING if spec is REINDEX else WORKING, response_type="ephemeral")
         if cmd.trigger_id and not self._claim(f"slack:command:{cmd.trigger_id}"):
             return
-        if spec is REINDEX:  # the ingest line, not an answer worker
+        if cmd.command.spec.admin_only:  # reindex, forget: the ingest line, not an answer worker
             self._run_command(cmd)
             return
         try:
@@ -287,7 +305,7 @@ class SlackHandlers:
             self.outbox.respond(cmd.response_url, exc.messages, in_channel=True)
 
     def _respond(self, cmd: SlashCommand, result: CommandResult) -> None:
-        messages = render_text(result.text)
+        messages = rendered(result)
         self.outbox.respond(cmd.response_url, messages, in_channel=not result.ephemeral)
 
     def _respond_later(self, cmd: SlashCommand, later: Future[str]) -> None:
@@ -322,3 +340,13 @@ class SlackHandlers:
             # Without the store we cannot tell duplicates apart; answering twice beats silence.
             log.warning("event dedupe unavailable: %s", exc.detail or exc.user_message)
             return True
+
+
+def _ack_note(command: Command) -> str:
+    """What the slash command's ack says: nothing for cheap commands and for questions."""
+    spec, (repo, confirmed) = command.spec, forget_target(command.argument)
+    if spec.quick or (spec is FORGET and not confirmed):
+        return ""
+    if spec is FORGET:
+        return FORGETTING.format(repo)
+    return REINDEXING if spec is REINDEX else WORKING

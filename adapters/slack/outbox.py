@@ -104,18 +104,24 @@ class Outbox:
                 self._client.chat_postEphemeral(**args, thread_ts=thread_ts)
 
     def respond(
-        self, response_url: str, messages: Sequence[SlackMessage], *, in_channel: bool
+        self,
+        response_url: str,
+        messages: Sequence[SlackMessage],
+        *,
+        in_channel: bool,
+        replace: bool = False,
     ) -> bool:
-        """Reply through a response_url (slash commands, buttons); False when Slack refused."""
+        """Reply through a response_url (slash commands, buttons); False when Slack refused.
+        `replace`: the message whose button was clicked becomes the (first) reply."""
         if not response_url:
             log.warning("no response_url to reply to")
             return False
         hook = WebhookClient(response_url)
         kind = "in_channel" if in_channel else "ephemeral"
-        for message in messages[:RESPONSE_URL_USES]:
+        for index, message in enumerate(messages[:RESPONSE_URL_USES]):
             body: dict[str, Any] = {
                 "response_type": kind,
-                "replace_original": False,
+                "replace_original": replace and index == 0,
                 "text": message.text,
             }
             if message.blocks and self._send(hook, {**body, "blocks": list(message.blocks)}):

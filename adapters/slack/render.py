@@ -16,6 +16,7 @@ from typing import Any
 
 from adapters.slack.mrkdwn import escape, link, to_mrkdwn
 from bot.answer.text import split_message
+from bot.commands import CONFIRM
 from bot.models import Answer, Citation
 
 SECTION_CHARS = 2900  # Slack's limit is 3,000; headroom for reopened code fences
@@ -27,6 +28,8 @@ QUOTE_CHARS = 500
 VOTE_UP = "codecite_vote_up"
 VOTE_DOWN = "codecite_vote_down"
 FEEDBACK_BLOCK = "codecite_feedback"
+CONFIRM_ACTION = "codecite_confirm"  # the button of a command that asks first (`forget`)
+CONFIRM_BLOCK = "codecite_confirm"
 
 Block = dict[str, Any]
 
@@ -59,6 +62,36 @@ def render_text(markdown: str) -> list[SlackMessage]:
     """A command result or an error (markdown) as messages."""
     body = to_mrkdwn(markdown) or "_(nothing to show)_"
     return [_message(group) for group in _grouped(split_message(body, SECTION_CHARS))]
+
+
+def render_confirm(markdown: str, line: str) -> list[SlackMessage]:
+    """A command's question (`forget`): its text, then a red button that sends `line`
+    ("forget shop yes"), behind Slack's own "are you sure?" dialog, so one stray click
+    does nothing."""
+    *head, last = render_text(markdown)
+    label = line.removesuffix(f" {CONFIRM}").capitalize()  # "Forget shop"
+    button = {
+        "type": "button",
+        "action_id": CONFIRM_ACTION,
+        "value": line,
+        "style": "danger",
+        "text": _plain(label, 75),
+        "confirm": {
+            "title": _plain(f"{label}?", 100),
+            "text": _plain("This cannot be undone; it can only be indexed again.", 300),
+            "confirm": _plain(label, 30),
+            "deny": _plain("Keep it", 30),
+            "style": "danger",
+        },
+    }
+    actions = {"type": "actions", "block_id": CONFIRM_BLOCK, "elements": [button]}
+    return [*head, SlackMessage(last.text, (*last.blocks, actions))]
+
+
+def _plain(text: str, limit: int) -> Block:
+    """A plain_text object within Slack's `limit` for its field."""
+    short = text if len(text) <= limit else text[: limit - 1] + "…"
+    return {"type": "plain_text", "text": short, "emoji": False}
 
 
 def quote_question(user: str, question: str) -> str:

@@ -11,7 +11,7 @@ exactly as a non-streamed one would be.
 
 from __future__ import annotations
 
-import re
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Protocol
 
@@ -23,8 +23,10 @@ CUT_OFF = "The answer was cut off; ask again."
 # Safe text past this is held to the end: the length bound may cut it back to a line break.
 RELEASE_LIMIT = MAX_ANSWER_CHARS - 600
 OPEN_WINDOW = 400  # an opener further back than this cannot be closed into a match any more
-
-_SPACE_RUN = re.compile(r"\s+")
+# Rendering re-reads the whole prefix, so a long answer is rendered once per this share of
+# its shown length (or per RENDER_INTERVAL), not once a word: linear work, not quadratic.
+RENDER_SHARE = 16
+RENDER_INTERVAL = 0.2  # seconds; adapters show text at most once a second anyway
 _OPENERS = (("<", ">"), ("[", "]"), ("](", ")"))
 
 Render = Callable[[str], str]  # a raw prefix -> its cited, safe text
@@ -39,8 +41,7 @@ class TextPieces(Protocol):
 
 def stable_cut(raw: str) -> int:
     """The longest prefix length of `raw` that more text cannot change the meaning of."""
-    spaces = list(_SPACE_RUN.finditer(raw))
-    cut = spaces[-1].start() if spaces else 0  # the last word may still grow
+    cut = _last_space_run(raw)  # the last word may still grow
     moved = True
     while moved:  # an opener with no closer yet may become a mention, a link or a marker
         moved = False
@@ -49,6 +50,15 @@ def stable_cut(raw: str) -> int:
             if at >= 0 and raw.find(closer, at + len(opener), cut) < 0:
                 cut, moved = _before_space(raw, at), True
     return cut
+
+
+def _last_space_run(raw: str) -> int:
+    """Where the last run of white space starts (0 if none), read from the end: a token's
+    cost follows the last word's length, not the answer's."""
+    at = len(raw)
+    while at > 0 and not raw[at - 1].isspace():
+        at -= 1
+    return _before_space(raw, at) if at else 0
 
 
 def _before_space(raw: str, at: int) -> int:
@@ -61,19 +71,36 @@ def _before_space(raw: str, at: int) -> int:
 class SafeRelease:
     """Turns a growing raw text into pieces whose concatenation is always safe to show."""
 
-    def __init__(self, render: Render) -> None:
+    def __init__(self, render: Render, clock: Callable[[], float] = time.monotonic) -> None:
         self._render = render
+        self._clock = clock
         self.raw = ""
         self.shown = ""
+        self._cut = 0  # the stable prefix last rendered
+        self._rendered_at = clock()
 
     def feed(self, piece: str) -> str:
         """Add model text; return the newly releasable text ("" when nothing is stable yet)."""
         self.raw += piece
-        safe = self._render(self.raw[: stable_cut(self.raw)])
+        cut = stable_cut(self.raw)
+        if not self._due(cut):
+            return ""
+        self._cut, self._rendered_at = cut, self._clock()
+        safe = self._render(self.raw[:cut])
         if len(safe) > RELEASE_LIMIT or not safe.startswith(self.shown):
             return ""  # held: shown text is never taken back
         delta, self.shown = safe[len(self.shown) :], safe
         return delta
+
+    def _due(self, cut: int) -> bool:
+        """Render again? Only when the stable prefix grew, and for a long answer only when
+        it grew by a share of what is shown or the interval has passed."""
+        grown = cut - self._cut
+        if grown <= 0:
+            return False
+        if grown >= len(self.shown) // RENDER_SHARE:
+            return True
+        return self._clock() - self._rendered_at >= RENDER_INTERVAL
 
     def rest(self, final_text: str) -> str:
         """What the final text adds to what was shown ("" if they parted ways)."""

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TypeVar
 
 from bot.config import FileConfig, Settings
 from bot.errors import BotError, ScopeError
@@ -36,6 +37,7 @@ log = logging.getLogger(__name__)
 WORKERS = 4  # repositories re-ingested at once in one process (each ingest is parallel too)
 
 Outcome = tuple[str, IngestReport | BotError]
+T = TypeVar("T")
 Notice = Callable[[str], None]  # hears, in a sentence, what an ingest waits for
 
 
@@ -115,6 +117,10 @@ class IngestLine:
         done.set_result(self._run(tuple(targets), trigger, quick, wait, on_wait))
         return done
 
+    def call(self, work: Callable[[], T]) -> Future[T]:
+        """Run other repository maintenance (`forget`) on the line's threads."""
+        return self._pool.submit(work)
+
     def _run(
         self,
         targets: tuple[Target, ...],
@@ -134,6 +140,7 @@ class IngestLine:
                     wait=wait,
                     quick=quick,
                     on_wait=on_wait,
+                    known_only=True,
                 )
             except BotError as exc:
                 reason = exc.detail or exc.user_message
@@ -157,13 +164,15 @@ class IngestLine:
         wait: float | None = None,
         quick: bool = False,
         on_wait: Notice | None = None,
+        known_only: bool = False,
     ) -> IngestReport:
         """Ingest what changed, holding the repository's lock; every run is logged for status.
 
         `wait` bounds how long to wait for another ingest of the same repository
         (None: as long as it takes; 0: give up at once with RepositoryBusy); `on_wait`
         hears what it waits for before it does. `quick` skips all work when the source's
-        commit equals the indexed one.
+        commit equals the indexed one. `known_only`: a re-ingest, which must not bring back
+        a repository forgotten while it waited for the lock (no longer configured nor indexed).
         """
         name = name or default_name(location)
         if wait != 0 and self._locks.busy(name):
@@ -172,6 +181,10 @@ class IngestLine:
             if on_wait is not None:
                 on_wait(notice)
         with self._locks.hold(name, wait=wait):
+            if known_only and not self.targets([name]):
+                raise BotError(
+                    f"{name} was forgotten before this run started; nothing was indexed."
+                )
             started = datetime.now(UTC)
             clock = time.monotonic()
             run_id = self._runs.begin(name, started, trigger)  # best-effort, like every log write

@@ -46,6 +46,9 @@ class RunRecords(Closable, Protocol):
     def embedding_totals(self, repo: str) -> tuple[int, int]: ...
     def set_next_run(self, repo: str, at: datetime | None) -> None: ...
     def next_run(self, repo: str) -> datetime | None: ...
+    def forget(self, repo: str) -> int:
+        """Drop `repo`'s runs and next run (how many runs); raises StoreError, unlike writes."""
+        ...
 
 
 class FeedbackRecords(Closable, Protocol):
@@ -159,6 +162,11 @@ class PineconeStateRecords(Closable, Protocol):
         files: Sequence[FileRow],
         removed_paths: Iterable[str],
     ) -> None: ...
+    def hide_repo(self, repo: str) -> None:
+        """Drop `repo`'s state (no longer listed) but keep its rows, for `remove_repo` to
+        find what to delete in Pinecone."""
+        ...
+
     def remove_repo(self, repo: str) -> None: ...
     def replace_all(
         self, states: Sequence[RepoState], files: Sequence[FileRow], chunks: Sequence[ChunkRow]
@@ -181,7 +189,8 @@ class IngestJobs(Closable, Protocol):
     `enqueue` joins the repository's queued job when there is one. `claim` takes the
     oldest runnable job (queued, or running with a heartbeat older than its lease) for
     `owner`, never the same one twice at once; `heartbeat` and `finish` are refused
-    (False) once the job is no longer `owner`'s.
+    (False) once the job is no longer `owner`'s. `cancel` fails `repo`'s queued jobs with
+    `text` (what their askers are shown) and says how many; running jobs are left alone.
     """
 
     def enqueue(
@@ -190,6 +199,7 @@ class IngestJobs(Closable, Protocol):
     def claim(self, owner: str, lease: float) -> Job | None: ...
     def heartbeat(self, job_id: int, owner: str) -> bool: ...
     def finish(self, job_id: int, owner: str, *, ok: bool, text: str) -> bool: ...
+    def cancel(self, repo: str, text: str) -> int: ...
     def results(self, ids: Sequence[int]) -> dict[int, Job]: ...
 
 

@@ -6,6 +6,7 @@
     jobs.heartbeat(job.id, "host:123")                    # while it runs
     jobs.finish(job.id, "host:123", ok=True, text="• shop: ...")
     jobs.results([job_id])                                # what waiters read
+    jobs.cancel("shop", "• shop: ...")                    # its queued jobs fail (forget)
 
 A job is queued, then running (owned by one runner, which heartbeats it), then done
 or failed with the text its asker is shown. A running job whose heartbeat is older
@@ -152,6 +153,18 @@ class SqliteJobs:
                     (DONE if ok else FAILED, text, now, job_id, owner),
                 ).rowcount
                 == 1
+            )
+        )
+
+    def cancel(self, repo: str, text: str) -> int:
+        now = self._clock()
+        return self._file.write(
+            lambda db: int(
+                db.execute(
+                    "UPDATE jobs SET state = 'failed', text = ?, finished_at = ? "
+                    "WHERE repo = ? AND state = 'queued'",
+                    (text, now, repo),
+                ).rowcount
             )
         )
 

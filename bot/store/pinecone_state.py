@@ -228,6 +228,10 @@ class PineconeState:
             db.execute("DELETE FROM pending WHERE repo = ?", (repo,))
             _put_repo(db, state)
 
+    def hide_repo(self, repo: str) -> None:
+        with self._tx() as db:
+            db.execute("DELETE FROM repos WHERE name = ?", (repo,))
+
     def remove_repo(self, repo: str) -> None:
         with self._tx() as db:
             for table in ("repos", "files", "chunks", "df", "pending"):

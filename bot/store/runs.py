@@ -166,6 +166,16 @@ class RunLog:
         )
         return datetime.fromisoformat(row[0]) if row else None
 
+    def forget(self, repo: str) -> int:
+        """Drop every run of `repo` and its next run; how many runs went. Unlike the other
+        writes this one raises StoreError: `forget` must know whether it finished."""
+
+        def delete(db: sqlite3.Connection) -> int:
+            db.execute("DELETE FROM next_runs WHERE repo = ?", (repo,))
+            return int(db.execute("DELETE FROM runs WHERE repo = ?", (repo,)).rowcount)
+
+        return self._file.write(delete)
+
     def close(self) -> None:
         self._file.close()  # idempotent
 

@@ -94,11 +94,36 @@ def test_jobs_follow_the_configuration(remote):
         sched.run_repo("shop", "schedule")
         assert [s.name for s in core.index.repo_states()] == ["shop"]
         assert core.symbols is not None and core.symbols.repos() == ["shop"]
-        # the repository leaves codecite.toml: its job, its index data and its symbols go
+        assert (core.settings.home / "repos" / "shop").is_dir()
+        # the repository leaves codecite.toml: it is forgotten (job, index, symbols, runs, clone)
         sched.apply_config(_config())
         assert sched.scheduler.get_job(JOB_PREFIX + "shop") is None
         assert core.index.repo_states() == []
         assert core.symbols.repos() == []
+        assert core.runs.last("shop") is None and core.runs.next_run("shop") is None
+        assert not (core.settings.home / "repos" / "shop").exists()
+        assert "shop" not in core.run_command("status", CLI).text
+    finally:
+        sched.shutdown()
+
+
+def test_a_repository_that_left_the_config_while_busy_is_forgotten_at_a_later_sync(
+    remote, monkeypatch, caplog
+):
+    _, bare = remote
+    core = Core.from_settings(Settings(), _config(RepoConfig(name="shop", url=f"file://{bare}")))
+    sched = _scheduler(core)
+    try:
+        sched.run_repo("shop", "schedule")
+        monkeypatch.setattr("bot.jobs.forget.LOCK_WAIT", 0.0)
+        monkeypatch.setattr(core, "load_config", lambda: _config())  # codecite.toml, as edited
+        with core.stores.locks.hold("shop"):  # an ingest of it still runs
+            sched.sync_config()
+        assert sched.scheduler.get_job(JOB_PREFIX + "shop") is None
+        assert [s.name for s in core.index.repo_states()] == ["shop"]
+        assert "shop left codecite.toml but is not forgotten yet" in caplog.text
+        sched.sync_config()  # the next minute's sync
+        assert core.index.repo_states() == [] and core.runs.last("shop") is None
     finally:
         sched.shutdown()
 

@@ -7,14 +7,18 @@ import pytest
 from bot.commands import (
     ASK,
     COMMANDS,
+    FORGET,
     HELP,
     MAP,
+    PLAIN,
     REINDEX,
     REPOS,
     STATUS,
     Command,
     Syntax,
     command_list,
+    confirm_line,
+    forget_target,
     help_text,
     parse,
 )
@@ -37,6 +41,15 @@ from bot.commands import (
         ("ask", Command(ASK, "")),
         ("where do we retry?", Command(ASK, "where do we retry?")),
         ("  mapping of users? ", Command(ASK, "mapping of users?")),  # not the word `map`
+        ("forget", Command(FORGET)),
+        ("FORGET  shop ", Command(FORGET, "shop")),
+        ("forget shop YES", Command(FORGET, "shop YES")),
+        # more than a name (and `yes`) after `forget`: a question, not a command
+        ("forget shop now", Command(ASK, "forget shop now")),
+        (
+            "forget the cache: where do we retry?",
+            Command(ASK, "forget the cache: where do we retry?"),
+        ),
     ],
 )
 def test_parse(line: str, expected: Command) -> None:
@@ -65,6 +78,21 @@ def test_help_lists_every_command_of_the_table_in_the_platform_syntax() -> None:
     terminal = help_text(Syntax("codecite {}", "`{ask_name}`", threads=False))
     assert "• Ask: `codecite ask`" in terminal and "Follow-ups" not in terminal
     assert "/codecite" not in terminal
+
+
+def test_forget_is_confirmed_by_its_line_in_each_platforms_words() -> None:
+    assert forget_target("shop") == ("shop", False)
+    assert forget_target("shop yes") == ("shop", True)
+    assert forget_target("") == ("", False)
+    assert confirm_line("shop") == "forget shop yes" and parse(confirm_line("shop")).argument
+    assert PLAIN.confirmation("shop") == "`forget shop yes`"
+    slack = Syntax("/codecite {}", "", confirm="the button below, or `{command}`")
+    assert slack.confirmation("shop") == "the button below, or `/codecite forget shop yes`"
+    terminal = Syntax("codecite {}", "", confirm="answer below (or `codecite forget {repo} --yes`)")
+    assert terminal.confirmation("shop") == "answer below (or `codecite forget shop --yes`)"
+    assert Syntax("/{}", "", confirm="mention me with `{line}`").confirmation("a") == (
+        "mention me with `forget a yes`"
+    )
 
 
 def test_command_list_is_written_in_the_syntax() -> None:

@@ -37,7 +37,7 @@ from tests.servers.openai_fake import FakeOpenAI
 from tests.servers.pinecone_fake import FakePinecone
 from tests.servers.slack_fake import BOT_TOKEN, FakeSlack
 from tests.support.gitrepo import GitRepo
-from tests.support.jobs import DIM, running_jobs, scheduler_child, shared_core, shared_env
+from tests.support.jobs import running_jobs, scheduler_child, shared_core, shared_services
 from tests.support.shop import build_shop
 from tests.support.slack_driver import CHANNEL, SIGNING_SECRET, Driver, _run
 
@@ -84,19 +84,8 @@ def world(database_url: str, tmp_path: Path) -> Iterator[World]:
         f'admins = ["UADMIN"]\n[[repos]]\nname = "shop"\nurl = "file://{remote}"\n',
         encoding="utf-8",
     )
-    with FakeOpenAI(dimensions=DIM) as openai, FakePinecone(dimension=DIM) as pinecone:
-
-        def env(name: str) -> dict[str, str]:
-            return shared_env(
-                tmp_path / name,
-                database_url=database_url,
-                openai_url=openai.base_url,
-                pinecone_url=pinecone.url,
-                pinecone_key=pinecone.api_key,
-                config=config,
-            )
-
-        yield World(work, remote, openai, pinecone, env)
+    with shared_services(tmp_path, database_url, config) as services:
+        yield World(work, remote, services.openai, services.pinecone, services.env)
 
 
 def never_ingests(core: Core, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -93,4 +93,20 @@ def _check_actions(block: dict[str, Any]) -> Iterator[str]:
         action_id = str(element.get("action_id") or "")
         if not action_id or len(action_id) > 255 or len(str(element.get("value", ""))) > 2000:
             raise SlackError("invalid_blocks")
+        if element.get("style", "primary") not in ("primary", "danger"):
+            raise SlackError("invalid_blocks")
+        if "confirm" in element:
+            _check_confirm(element["confirm"])
         yield action_id
+
+
+def _check_confirm(dialog: Any) -> None:
+    """A confirmation dialog object: its four texts within their limits, a known style."""
+    if not isinstance(dialog, dict) or set(dialog) - {"title", "text", "confirm", "deny", "style"}:
+        raise SlackError("invalid_blocks")
+    _check_text(dialog.get("title"), 100, plain=True)
+    _check_text(dialog.get("text"), 300)
+    _check_text(dialog.get("confirm"), 30, plain=True)
+    _check_text(dialog.get("deny"), 30, plain=True)
+    if dialog.get("style", "primary") not in ("primary", "danger"):
+        raise SlackError("invalid_blocks")

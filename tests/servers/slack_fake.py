@@ -296,6 +296,8 @@ class FakeSlack:
                     check_message(body)
                     if body.get("response_type", "ephemeral") not in ("ephemeral", "in_channel"):
                         raise SlackError("invalid_response_type")
+                    if not isinstance(body.get("replace_original", False), bool):
+                        raise SlackError("invalid_replace_original")  # "true" is refused
                     self._response_urls[rid] -= 1
                 except SlackError as exc:
                     status, text = 400, exc.code

@@ -14,8 +14,9 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from bot.config import FileConfig, RepoConfig, Settings, load_file_config
@@ -23,6 +24,8 @@ from bot.core import Core
 from bot.index.pinecone.index import PineconeIndex
 from bot.jobs import JobRunner
 from bot.wiring import make_embedder, make_llm, make_stores
+from tests.servers.openai_fake import FakeOpenAI
+from tests.servers.pinecone_fake import FakePinecone
 
 ROOT = Path(__file__).resolve().parents[2]
 DIM = 64  # the fake embeddings' and the fake Pinecone index's dimension
@@ -70,6 +73,33 @@ def shared_env(
         "CODECITE_JOB_LEASE_SECONDS": str(lease),
         "CODECITE_JOB_POLL_SECONDS": "0.1",
     }
+
+
+@dataclass
+class Services:
+    """The fake OpenAI and Pinecone every process of a test shares, and how to start one."""
+
+    openai: FakeOpenAI
+    pinecone: FakePinecone
+    env: Callable[[str], dict[str, str]]  # a process's environment, by data directory name
+
+
+@contextmanager
+def shared_services(root: Path, database_url: str, config: Path) -> Iterator[Services]:
+    """Fake OpenAI and Pinecone for processes whose data directories are under `root`."""
+    with FakeOpenAI(dimensions=DIM) as openai, FakePinecone(dimension=DIM) as pinecone:
+
+        def env(name: str) -> dict[str, str]:
+            return shared_env(
+                root / name,
+                database_url=database_url,
+                openai_url=openai.base_url,
+                pinecone_url=pinecone.url,
+                pinecone_key=pinecone.api_key,
+                config=config,
+            )
+
+        yield Services(openai, pinecone, env)
 
 
 def shared_core(settings: Settings) -> Core:

@@ -173,28 +173,44 @@ class Driver:
         status, body = self.post(urlencode(form), "application/x-www-form-urlencoded")
         return status, body, response_url
 
-    def click(self, action_id: str, value: str, *, user: str, message: dict[str, Any]) -> int:
-        response_url = self.slack.new_response_url()
+    def click(
+        self,
+        action_id: str,
+        value: str,
+        *,
+        user: str,
+        message: dict[str, Any] | None,
+        block_id: str = "codecite_feedback",
+        channel: str = CHANNEL,
+        response_url: str = "",
+    ) -> int:
+        """A button click; `message` None: on an ephemeral message (Slack sends none)."""
+        container: dict[str, Any] = {"type": "message", "channel_id": channel}
+        if message is None:
+            container.update(message_ts=self.slack.next_ts(), is_ephemeral=True)
+        else:
+            container["message_ts"] = message["ts"]
         payload = {
             "type": "block_actions",
             "user": {"id": user, "team_id": TEAM_ID},
             "api_app_id": "A0APP",
             "team": {"id": TEAM_ID},
-            "container": {"type": "message", "message_ts": message["ts"], "channel_id": CHANNEL},
+            "container": container,
             "trigger_id": f"trig.{next(self._ids)}",
-            "channel": {"id": CHANNEL},
-            "message": message,
-            "response_url": response_url,
+            "channel": {"id": channel},
+            "response_url": response_url or self.slack.new_response_url(),
             "actions": [
                 {
                     "type": "button",
                     "action_id": action_id,
-                    "block_id": "codecite_feedback",
+                    "block_id": block_id,
                     "value": value,
                     "action_ts": str(time.time()),
                 }
             ],
         }
+        if message is not None:
+            payload["message"] = message
         body = urlencode({"payload": json.dumps(payload)})
         return self.post(body, "application/x-www-form-urlencoded")[0]
 

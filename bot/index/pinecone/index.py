@@ -60,17 +60,16 @@ from bot.index.pinecone.records import (
     FILE,
     chunk_from_metadata,
     classify,
-    file_record_id,
     id_prefix,
     matches_fields,
     placeholder,
     record_id,
     repo_metadata,
-    repo_prefix,
     repo_record_id,
     restricted_fields,
     search_filter,
 )
+from bot.index.pinecone.removal import remove_repo
 from bot.index.pinecone.sparse import SparseVector, query_tokens, token_index
 from bot.index.pinecone.state import CHUNK_LEVEL, FILE_LEVEL, PineconeState
 from bot.models import Chunk, FileEntry, FileHit, Hit, RepoState
@@ -222,17 +221,10 @@ class PineconeIndex:
         }
 
     def remove_repo(self, repo: str) -> None:
+        """Hidden from searches first, then deleted; resumable (`removal`)."""
         with self._write_lock:
-            self._remove_repo(repo)
-
-    def _remove_repo(self, repo: str) -> None:
-        listed = self._data.list_ids(repo_prefix(repo))
-        known = [record_id(cid) for cid in self._state.repo_chunks(repo)]
-        known += [file_record_id(repo, path) for path in self._state.manifest(repo)]
-        known += [*self._state.pending(repo), repo_record_id(repo)]
-        self._data.delete([*listed, *known])
-        self._state.remove_repo(repo)
-        self._await_freshness()
+            remove_repo(self._data, self._state, repo)
+            self._await_freshness()
 
     def rebuild_state(self, *, unless_filled: bool = False) -> bool:
         """Recreate the state from Pinecone (list + fetch); see `rebuild` for `unless_filled`."""
@@ -261,7 +253,7 @@ class PineconeIndex:
             return []
         sparse = self._query_sparse(CHUNK_LEVEL, tokens, repos)
         top_k = k * FIELD_OVERFETCH if wanted else k
-        matches = self._query(top_k, None, sparse, search_filter(repos, CHUNK))
+        matches = self._query(top_k, None, sparse, repos, CHUNK)
         hits = [Hit(chunk_from_metadata(m.metadata or {}), m.score) for m in matches if m.score > 0]
         if wanted:
             hits = [h for h in hits if matches_fields(h.chunk, set(tokens), wanted)]
@@ -274,7 +266,7 @@ class PineconeIndex:
         if k <= 0 or not tokens or (repos is not None and not repos):
             return []
         sparse = self._query_sparse(FILE_LEVEL, tokens, repos)
-        matches = self._query(k, None, sparse, search_filter(repos, FILE))
+        matches = self._query(k, None, sparse, repos, FILE)
         return [
             FileHit(str(md.get("repo", "")), str(md.get("path", "")), m.score)
             for m in matches
@@ -284,8 +276,7 @@ class PineconeIndex:
     def dense(self, vector: Sequence[float], *, repos: frozenset[str] | None, k: int) -> list[Hit]:
         if k <= 0 or (repos is not None and not repos):
             return []
-        flt = search_filter(repos, CHUNK, dense_only=True)
-        return _hits(self._query(k, self._checked(vector), None, flt))
+        return _hits(self._query(k, self._checked(vector), None, repos, CHUNK, dense_only=True))
 
     def term_stats(self, tokens: Sequence[str], *, repos: frozenset[str] | None) -> TermStats:
         distinct = list(dict.fromkeys(tokens))
@@ -317,7 +308,7 @@ class PineconeIndex:
             return []
         dense = [v * weight for v in self._checked(vector)]
         sparse = self._query_sparse(CHUNK_LEVEL, tokens, repos).scaled(1.0 - weight)
-        return _hits(self._query(k, dense, sparse, search_filter(repos, CHUNK)))
+        return _hits(self._query(k, dense, sparse, repos, CHUNK))
 
     def chunks_of(self, repo: str, path: str) -> list[Chunk]:
         ids = self._state.file_chunk_ids(repo, path)
@@ -372,8 +363,17 @@ class PineconeIndex:
         k: int,
         dense: Sequence[float] | None,
         sparse: SparseVector | None,
-        flt: dict[str, Any],
+        repos: frozenset[str] | None,
+        rec: str,
+        *,
+        dense_only: bool = False,
     ) -> list[ScoredVector]:
+        """Unscoped means every repository the state lists: the records of one being
+        removed, hidden first (`removal`), never come back from a search."""
+        scope = repos if repos is not None else {s.name for s in self._state.repo_states()}
+        if not scope:
+            return []
+        flt = search_filter(frozenset(scope), rec, dense_only=dense_only)
         vector = dense if dense is not None else [0.0] * self.dimension
         return self._data.query(top_k=k, vector=vector, sparse=sparse, filter=flt)
 

@@ -60,6 +60,10 @@ _HEARTBEAT = (
     "UPDATE ingest_jobs SET heartbeat_at = clock_timestamp() "
     "WHERE id = %s AND owner = %s AND state = 'running'"
 )
+_CANCEL = (
+    "UPDATE ingest_jobs SET state = 'failed', text = %s, finished_at = clock_timestamp() "
+    "WHERE repo = %s AND state = 'queued'"
+)
 _FINISH = (
     "UPDATE ingest_jobs SET state = %s, text = %s, finished_at = clock_timestamp() "
     "WHERE id = %s AND owner = %s AND state = 'running'"
@@ -106,6 +110,9 @@ class PostgresJobs:
         return self._db.run(
             lambda conn: conn.execute(_FINISH, (state, text, job_id, owner)).rowcount == 1
         )
+
+    def cancel(self, repo: str, text: str) -> int:
+        return self._db.run(lambda conn: int(conn.execute(_CANCEL, (text, repo)).rowcount))
 
     def results(self, ids: Sequence[int]) -> dict[int, Job]:
         wanted = sorted(set(ids))

@@ -198,6 +198,9 @@ class PostgresPineconeState:
 
         self._db.run(write)
 
+    def hide_repo(self, repo: str) -> None:
+        self._db.run(lambda c: c.execute("DELETE FROM pc_repos WHERE name = %s", (repo,)))
+
     def remove_repo(self, repo: str) -> None:
         def write(c: Conn) -> None:
             for table in _TABLES:

@@ -137,6 +137,15 @@ class PostgresRunLog:
         assert isinstance(at, datetime)
         return at.astimezone(UTC)
 
+    def forget(self, repo: str) -> int:
+        """Drop every run of `repo` and its next run; raises StoreError (see `RunLog`)."""
+
+        def delete(conn: Conn) -> int:
+            conn.execute("DELETE FROM next_runs WHERE repo = %s", (repo,))
+            return int(conn.execute("DELETE FROM runs WHERE repo = %s", (repo,)).rowcount)
+
+        return self._db.run(delete)
+
     def close(self) -> None:
         """The pool belongs to the store set (closed with it)."""
 

@@ -129,6 +129,7 @@ def test_commands_are_registered_globally_without_guild_ids(core: Core) -> None:
             registered = h.fake.commands["global"]
             assert sorted(c["name"] for c in registered) == [
                 "ask",
+                "forget",
                 "help",
                 "map",
                 "reindex",

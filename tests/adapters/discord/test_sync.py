@@ -20,7 +20,7 @@ from tests.support.discord_harness import Harness, run, running
 
 GLOBAL_PUT = rf"/applications/{APP_ID}/commands"
 GUILD_PUT = rf"/applications/{APP_ID}/guilds/{GUILD_ID}/commands"
-NAMES = ["ask", "help", "map", "reindex", "repos", "status"]
+NAMES = ["ask", "forget", "help", "map", "reindex", "repos", "status"]
 
 
 def puts(h: Harness) -> dict[str, list[str]]:

@@ -78,6 +78,32 @@ def test_shown_text_is_never_taken_back() -> None:
     assert release.shown == "calm words"
 
 
+def test_a_long_answer_is_rendered_a_bounded_number_of_times() -> None:
+    """Each render reads the whole prefix: once a word would be quadratic in the length."""
+    renders: list[int] = []
+
+    def render(raw: str) -> str:
+        renders.append(len(raw))
+        return raw
+
+    release = SafeRelease(render, clock=lambda: 0.0)  # time stands still: only growth counts
+    words = [f"word{i} " for i in range(1100)]  # under the release limit
+    shown = "".join(release.feed(w) for w in words)
+    assert shown == release.shown == "".join(words).rstrip()[: len(shown)]
+    assert len(shown) > 0.9 * len("".join(words))  # all but a tail under a sixteenth
+    assert len(renders) < 150, len(renders)  # was one render per word (1100)
+    assert renders == sorted(renders)  # never the same prefix twice
+
+
+def test_a_slow_answer_still_shows_each_interval() -> None:
+    now = [0.0]
+    release = SafeRelease(lambda raw: raw, clock=lambda: now[0])
+    release.feed("x" * 2000 + " ")  # a long shown text: growth alone would wait for 125 chars
+    assert release.feed("one two ") == ""  # not due yet, and no time has passed
+    now[0] += 0.25
+    assert release.feed("three ") == " one two three"
+
+
 # -- through the real client and the fake server ---------------------------------------------
 
 

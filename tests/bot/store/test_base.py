@@ -23,6 +23,20 @@ START = datetime(2026, 12, 1, 9, tzinfo=UTC)
 # -- the run log -------------------------------------------------------------------------------
 
 
+def test_forgetting_a_repository_drops_its_runs_and_next_run_only(
+    stores: StoreSet, other: StoreSet
+) -> None:
+    runs = stores.runs
+    for name in ("api", "api", "web"):
+        runs.record(Run(name, START, 1.0, "cli", embedding_tokens=3))
+        runs.set_next_run(name, START + timedelta(hours=1))
+    assert other.runs.forget("api") == 2
+    assert runs.last("api") is None and runs.next_run("api") is None
+    assert runs.embedding_totals("api") == (0, 0)
+    assert runs.last("web") is not None and runs.next_run("web") == START + timedelta(hours=1)
+    assert other.runs.forget("api") == 0  # again: nothing left, no error
+
+
 def test_a_run_is_recorded_at_its_start_and_completed_at_its_end(stores: StoreSet) -> None:
     runs = stores.runs
     run_id = runs.begin("api", START, "schedule")
@@ -299,6 +313,27 @@ def test_pinecone_state_commits_a_change_set_whole(stores: StoreSet, other: Stor
     state.commit(repo, chunks=chunks[:1], deleted=(), files=files[:1], removed_paths=())
     state.remove_repo("api")
     assert seen.counts().chunks == 0 and seen.manifest("api") == {}
+
+
+def test_pinecone_state_hides_a_repository_before_its_rows_go(
+    stores: StoreSet, other: StoreSet
+) -> None:
+    """`forget` on Pinecone: listed no more at once; its ids stay findable until the end."""
+    state = stores.pinecone_state
+    for name in ("api", "web"):
+        chunk = ChunkRow(f"{name}#a.py#00000001", name, "a.py", True, (1,))
+        row = FileRow(name, "a.py", "b" * 40, "python", (chunk.id,), (1,))
+        repo = RepoState(name, f"/src/{name}", "main", "a" * 40, START, files=1, chunks=1)
+        state.commit(repo, chunks=[chunk], deleted=(), files=[row], removed_paths=())
+    state.journal("api", ["api#stray"])
+    state.hide_repo("api")
+    seen = other.pinecone_state
+    assert [s.name for s in seen.repo_states()] == ["web"]
+    assert list(seen.manifest("api")) == ["a.py"] and seen.pending("api") == ["api#stray"]
+    assert list(seen.repo_chunks("api")) == ["api#a.py#00000001"]
+    state.remove_repo("api")
+    assert seen.manifest("api") == {} and seen.pending("api") == [] and not seen.repo_chunks("api")
+    assert [s.name for s in seen.repo_states()] == ["web"] and seen.manifest("web")
 
 
 # -- closing -----------------------------------------------------------------------------------

@@ -169,3 +169,23 @@ def test_finished_jobs_are_pruned_after_a_week(tmp_path: Path) -> None:
         assert set(jobs.results([old, waiting])) == {waiting}  # a queued job is never pruned
     finally:
         jobs.close()
+
+
+def test_cancel_fails_the_queued_jobs_of_one_repository_only(
+    stores: StoreSet, other: StoreSet
+) -> None:
+    """`forget`: whoever waits on a queued job hears why it never ran; a running job is
+    left to its runner (the forget waits for its lock)."""
+    running = stores.jobs.enqueue("billing", "webhook")
+    claimed = other.jobs.claim("runner", lease=30)
+    assert claimed is not None and claimed.id == running
+    shop = stores.jobs.enqueue("shop", "webhook")
+    again = stores.jobs.enqueue("billing", "slack command")
+    assert other.jobs.cancel("shop", "• shop: forgotten") == 1
+    assert other.jobs.cancel("shop", "• shop: forgotten") == 0
+    jobs = stores.jobs.results([shop, running, again])
+    assert (jobs[shop].state, jobs[shop].text) == (FAILED, "• shop: forgotten")
+    assert jobs[running].state == RUNNING and jobs[again].state == QUEUED
+    assert other.jobs.cancel("billing", "• billing: forgotten") == 1
+    assert stores.jobs.results([running])[running].state == RUNNING
+    assert stores.jobs.claim("runner", lease=30) is None  # the cancelled jobs never run

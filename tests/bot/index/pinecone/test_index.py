@@ -202,7 +202,8 @@ def test_scope_is_a_server_side_filter(index: PineconeIndex, fake: FakePinecone)
     assert filters == [
         {"$and": [{"rec": {"$eq": "chunk"}}, {"repo": {"$eq": "alpha"}}]},
         {"$and": [{"rec": {"$eq": "chunk"}}, {"repo": {"$in": ["alpha", "beta"]}}]},
-        {"rec": {"$eq": "chunk"}},
+        # unscoped: every repository the state lists (one being removed is hidden first)
+        {"$and": [{"rec": {"$eq": "chunk"}}, {"repo": {"$in": ["alpha", "beta"]}}]},
         {"$and": [{"rec": {"$eq": "chunk"}}, {"repo": {"$eq": "beta"}}, {"dense": {"$eq": True}}]},
         {"$and": [{"rec": {"$eq": "file"}}, {"repo": {"$eq": "alpha"}}]},
     ]
@@ -339,7 +340,7 @@ def test_refusals_become_one_line_store_errors(
 ) -> None:
     fake.fail_next(1, status=status)
     with pytest.raises(StoreError) as caught:
-        index.lexical(["callback"], repos=None, k=3)
+        index.lexical(["callback"], repos=frozenset({"alpha"}), k=3)
     assert caught.value.user_message == message
     assert "\n" not in str(caught.value)
     assert len(fake.requests) == 1  # refusals are not retried
