@@ -14,12 +14,20 @@ it is sent again until the main thread has acted on it.
 from __future__ import annotations
 
 import signal
+import sys
 import threading
+from pathlib import Path
 from types import FrameType
 
 FORWARDED = signal.SIGUSR1 if hasattr(signal, "SIGUSR1") else signal.SIGINT
 RESEND_SECONDS = 0.2
 _handled = threading.Event()  # the main thread raised KeyboardInterrupt for this Ctrl-C
+
+
+def is_the_program() -> bool:
+    """`codecite ...` or `python -m adapters.cli.main ...`, not a test calling `main`."""
+    command = getattr(sys, "orig_argv", [])
+    return Path(sys.argv[0]).name == "codecite" or "adapters.cli.main" in command[1:4]
 
 
 def route_to_main_thread() -> None:

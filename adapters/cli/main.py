@@ -12,7 +12,6 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from rich.console import Console
 from rich.progress import (
@@ -25,7 +24,7 @@ from rich.progress import (
 )
 
 from adapters.cli.chat import run_chat
-from adapters.cli.interrupts import route_to_main_thread
+from adapters.cli.interrupts import is_the_program, route_to_main_thread
 from adapters.cli.logs import PRINTED, setup_logging
 from adapters.cli.plain import say
 from adapters.cli.render import print_answer, print_report, print_streamed
@@ -333,7 +332,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # Servers stop on SIGINT/SIGTERM through handlers of their own; a test calling main()
     # in its own process keeps its signals.
-    if args.command not in SERVERS and _is_the_program():
+    if args.command not in SERVERS and is_the_program():
         route_to_main_thread()
     # Nothing printed is read as markup; `say` wraps on a terminal, never in a pipe.
     console = _StdoutConsole(highlight=False, markup=False, emoji=False, soft_wrap=True)
@@ -369,12 +368,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if core is not None:
             core.close()
-
-
-def _is_the_program() -> bool:
-    """`codecite ...` or `python -m adapters.cli.main ...`."""
-    command = getattr(sys, "orig_argv", [])
-    return Path(sys.argv[0]).name == "codecite" or "adapters.cli.main" in command[1:4]
 
 
 def error_console() -> Console:
