@@ -14,9 +14,10 @@ symbols, run log, queued jobs, clone), again at each sync until that succeeds.
 Every job's first run is due at once, so at boot (`install`, then `start`)
 configured repositories the index holds nothing of are indexed right away, in the
 background, without waiting for the first interval: that run is recorded and
-logged as "boot". Repositories already indexed get their quick check at once, as
-do repositories added to codecite.toml later. Being the job's own run, it keeps
-the job's guarantees (one at a time, missed runs coalesced into it).
+logged as "boot". Repositories already indexed get a full check at once (the rules
+of codecite.toml as they are now apply, whether or not the commit moved), as do
+repositories added to codecite.toml later; later runs are quick checks. Being the
+job's own run, it keeps the job's guarantees (one at a time, missed runs coalesced).
 """
 
 from __future__ import annotations
@@ -102,7 +103,9 @@ class IngestScheduler:
             self._on_event, EVENT_JOB_EXECUTED | EVENT_JOB_ERROR | EVENT_JOB_MISSED
         )
         self._configured: dict[str, RepoConfig] = {}
-        self._full_run: set[str] = set()  # repositories whose rules changed: no quick skip
+        # Repositories whose next run may not be skipped because the commit has not moved:
+        # their rules are new to this scheduler (at start, or changed since).
+        self._full_run: set[str] = set()
         self._boot: set[str] = set()  # never indexed at install: their first run is "boot"
         self._unforgotten: set[str] = set()  # removed from codecite.toml, forget to retry
 
@@ -129,8 +132,6 @@ class IngestScheduler:
         for name, repo in wanted.items():
             previous = self._configured.get(name)
             if previous != repo or self.scheduler.get_job(JOB_PREFIX + name) is None:
-                if previous is not None:
-                    self._full_run.add(name)  # e.g. new include/exclude rules
                 self._add(repo, config)
         self._configured = dict(wanted)
         self.core.use_config(config)
@@ -148,6 +149,10 @@ class IngestScheduler:
             self.apply_config(config)
 
     def _add(self, repo: RepoConfig, config: FileConfig) -> None:
+        # The first run under these rules is a full one: include/exclude rules written while
+        # no scheduler ran (or changed now) apply at once, not when the remote head moves.
+        # Unchanged files are still not read again; only the file list is compared.
+        self._full_run.add(repo.name)
         spec = repo.schedule or config.schedule.interval
         trigger = make_trigger(spec, jitter=config.schedule.jitter_seconds, timezone=self._tz)
         self.scheduler.add_job(

@@ -128,10 +128,13 @@ def run_scheduler(core: Core, *, webhook_port: int | None = None) -> int:
 
 
 def _adapters(core: Core, slack: bool, discord: bool) -> tuple[bool, bool]:
-    from adapters.discord.settings import DiscordSettings
+    """Which adapters to run; their configuration is checked here, before anything starts,
+    so that a mistake is the one line the process prints."""
+    from adapters.discord.settings import DiscordSettings, discord_config
     from adapters.slack.settings import SlackSettings
 
-    slack_token = SlackSettings.load().bot_token
+    slack_settings = SlackSettings.load()
+    slack_token = slack_settings.bot_token
     discord_token = DiscordSettings.load().token
     if not slack and not discord:
         slack = slack_token is not None
@@ -144,6 +147,10 @@ def _adapters(core: Core, slack: bool, discord: bool) -> tuple[bool, bool]:
         raise ConfigError("SLACK_BOT_TOKEN is not set.")
     if discord and discord_token is None:
         raise ConfigError("DISCORD_TOKEN is not set.")
+    if slack:
+        slack_settings.require_mode()
+    if discord:
+        discord_config(core)  # [discord] of codecite.toml
     return slack, discord
 
 

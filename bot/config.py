@@ -12,7 +12,8 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import (
     AliasChoices,
@@ -23,6 +24,7 @@ from pydantic import (
     SecretStr,
     ValidationError,
 )
+from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.errors import ConfigError
@@ -216,8 +218,67 @@ def load_settings() -> Settings:
     try:
         return Settings()
     except ValidationError as exc:
-        names = ", ".join(str(e["loc"][0]) for e in exc.errors() if e.get("loc"))
-        raise ConfigError(f"Invalid environment setting: {names}.") from exc
+        raise settings_error(exc, Settings) from exc
+
+
+def settings_error(exc: ValidationError, model: type[BaseSettings]) -> ConfigError:
+    """One line naming each bad variable, its value (never a secret's) and what is valid:
+    `CODECITE_FILE_WEIGHT=2 is not valid: use a number in 0..1.`"""
+    by_name = {
+        name: field
+        for field in model.model_fields.values()
+        if isinstance(field.validation_alias, AliasChoices)
+        for name in field.validation_alias.choices
+        if isinstance(name, str)
+    }
+    problems = []
+    for error in exc.errors():
+        name = str(error["loc"][0]) if error.get("loc") else "?"
+        field = by_name.get(name)
+        if field is None:
+            problems.append(f"{name} is not valid")
+            continue
+        secret = "SecretStr" in str(field.annotation)
+        value = "" if secret else f"={str(error.get('input', ''))[:40]}"
+        problems.append(f"{name}{value} is not valid: use {valid_values(field)}")
+    return ConfigError("; ".join(problems) + ".")
+
+
+def valid_values(field: FieldInfo) -> str:
+    """What a setting accepts, in words: `a number in 0..1`, `one of local, pinecone`."""
+    kind = field.annotation
+    present = [a for a in get_args(kind) if a is not type(None)]
+    if get_origin(kind) in (Union, UnionType) and len(present) == 1:
+        kind = present[0]  # `int | None`: unset is allowed; a value that is set must be an int
+    if get_origin(kind) is Literal:
+        return "one of " + ", ".join(str(a) for a in get_args(kind))
+    if kind is bool:
+        return "true or false (or 1/0, yes/no, on/off)"
+    if kind not in (int, float):
+        return "text"
+    whole = kind is int
+    limits: dict[str, Any] = {
+        name: getattr(rule, name)
+        for rule in field.metadata
+        for name in ("ge", "gt", "le", "lt")
+        if hasattr(rule, name)
+    }
+    if whole:  # a whole number above 0 is one of at least 1
+        if "gt" in limits:
+            limits["ge"] = limits.pop("gt") + 1
+        if "lt" in limits:
+            limits["le"] = limits.pop("lt") - 1
+    noun = "a whole number" if whole else "a number"
+    low, high = limits.get("ge"), limits.get("le")
+    if low is not None and high is not None:
+        return f"{noun} in {_num(low)}..{_num(high)}"
+    said = {"ge": "of at least", "gt": "above", "le": "at most", "lt": "below"}
+    bounds = [f"{said[name]} {_num(limits[name])}" for name in said if name in limits]
+    return " ".join([noun, " and ".join(bounds)]).strip()
+
+
+def _num(value: object) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def load_file_config(path: Path | None, platform_sections: Collection[str] = ()) -> FileConfig:

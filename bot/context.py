@@ -25,6 +25,11 @@ class Context:
     outside "internal" only an explicit mapping of the conversation gives a scope.
     `is_admin`: may run admin commands (`reindex`). `unlimited`: exempt from the
     rate limits (whoever runs the terminal owns the data directory and the keys).
+    `operator`: the person who runs this installation, at its terminal: codecite.toml's
+    scopes (`default_scope`, `[channels]`) are for chat conversations, so the operator
+    sees every indexed repository. `repos`: the adapter's own narrowing of whatever the
+    scope is (a terminal chat started with `--repo`); it applies to questions and
+    commands alike. None: no narrowing.
     """
 
     platform: str
@@ -35,7 +40,9 @@ class Context:
     audience: Audience = "internal"
     is_admin: bool = False
     unlimited: bool = False
+    operator: bool = False
+    repos: frozenset[str] | None = None
 
 
 # The person at the terminal: every repository, admin, no rate limits.
-CLI = Context(platform="cli", user="local", is_admin=True, unlimited=True)
+CLI = Context(platform="cli", user="local", is_admin=True, unlimited=True, operator=True)

@@ -26,7 +26,7 @@ from bot.context import CLI, Context
 from bot.errors import BotError, PermissionDenied
 from bot.index.base import Index
 from bot.index.setup import prepare_index
-from bot.jobs import JobRunner, Outcome
+from bot.jobs import JobRunner, Notice, Outcome
 from bot.jobs.upkeep import Upkeep
 from bot.llm.chat import LLM
 from bot.llm.embeddings import Embedder
@@ -342,17 +342,18 @@ class Core:
 
     # -- ingest ------------------------------------------------------------------------------
 
-    def reindex(self, repo: str | None, ctx: Context, *, inline: bool = False) -> Future[str]:
-        """Re-ingest one repository in ctx's scope (or all of them): refusals (not an admin,
-        not available here) raise at once; the future's result is the report of the runs.
-
-        A job per repository is recorded for the scheduler's runner (`bot.jobs`); `inline`
-        ingests here instead (`codecite reindex`, which waits and must stay interruptible).
-        """
+    def reindex(
+        self, repo: str | None, ctx: Context, *, inline: bool = False, on_wait: Notice | None = None
+    ) -> Future[str]:
+        """Re-ingest a repository in ctx's scope (or all); refusals raise at once; the result is
+        the runs' report. A job per repository is recorded for the scheduler's runner; `inline`
+        ingests here (`codecite reindex`, interruptible; `on_wait` hears what it waits for)."""
         if not ctx.is_admin:
             raise PermissionDenied()
         scope, trigger = self.scope_for(ctx), f"{ctx.platform} command"
-        return self._upkeep.reindex(repo, scope, trigger=trigger, by=ctx.user, inline=inline)
+        return self._upkeep.reindex(
+            repo, scope, trigger=trigger, by=ctx.user, inline=inline, on_wait=on_wait
+        )
 
     def queue_reindex(self, name: str, *, trigger: str) -> bool:
         """Record a quick re-ingest job for a configured repository (a push); False if unknown."""

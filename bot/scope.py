@@ -27,7 +27,14 @@ UNKNOWN_REFUSED = (
 
 
 def scope_for(config: FileConfig, ctx: Context) -> frozenset[str] | None:
-    """The repositories `ctx` may see; None means every indexed repository.
+    """The repositories `ctx` may see, narrowed to `ctx.repos`; None means every indexed
+    repository. The operator (the terminal) sees everything; see `_granted` for chats."""
+    granted = None if ctx.operator else _granted(config, ctx)
+    return narrowed(granted, ctx.repos)
+
+
+def _granted(config: FileConfig, ctx: Context) -> frozenset[str] | None:
+    """What codecite.toml grants a chat conversation.
 
     An entry for the conversation's own id decides, whatever the conversation is
     (a team that maps a group DM or a shared channel has chosen). Without one: a

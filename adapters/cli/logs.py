@@ -44,6 +44,15 @@ class _QuietFileHandler(logging.handlers.RotatingFileHandler):
         pass
 
 
+# A record whose sentence the terminal prints itself (the one line of an error): the log
+# file keeps it, the terminal (or a server's stderr, its log) does not show it twice.
+PRINTED = {"printed": True}
+
+
+def _not_printed(record: logging.LogRecord) -> bool:
+    return not getattr(record, "printed", False)
+
+
 class _NoTraceback(logging.Formatter):
     """Terminal lines: the message only, never a traceback."""
 
@@ -81,6 +90,7 @@ def setup_logging(
         handler: logging.Handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter(_FORMAT))
         handler.addFilter(redact)
+        handler.addFilter(_not_printed)
         root.addHandler(handler)
         return None
     try:
@@ -98,6 +108,7 @@ def setup_logging(
     console.setLevel(logging.INFO if verbose else logging.WARNING)
     console.setFormatter(_NoTraceback())
     console.addFilter(redact)
+    console.addFilter(_not_printed)
     root.addHandler(console)
     for noisy in ("httpx", "httpx2", "openai", "urllib3", "slack_bolt", "discord"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -14,10 +14,19 @@ import sys
 from collections.abc import Callable, Sequence
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from adapters.cli.chat import run_chat
-from adapters.cli.logs import setup_logging
+from adapters.cli.interrupts import is_the_program, route_to_main_thread
+from adapters.cli.logs import PRINTED, setup_logging
+from adapters.cli.plain import say
 from adapters.cli.render import print_answer, print_report, print_streamed
 from adapters.cli.status import StatusLine
 from adapters.common.errors import user_facing
@@ -29,6 +38,7 @@ from bot.errors import BotError, ConfigError
 
 log = logging.getLogger(__name__)
 
+SERVERS = ("serve", "schedule")
 EXIT_USER_ERROR = 2
 EXIT_FAILURE = 1
 
@@ -115,7 +125,7 @@ def _scope(args: argparse.Namespace) -> frozenset[str] | None:
 
 def cmd_index(core: Core, args: argparse.Namespace, console: Console) -> int:
     with Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -123,15 +133,24 @@ def cmd_index(core: Core, args: argparse.Namespace, console: Console) -> int:
         transient=True,
         disable=not console.is_terminal,
     ) as bar:
-        tasks: dict[str, object] = {}
+        tasks: dict[str, TaskID] = {}
+        waiting: list[TaskID] = []
+
+        def on_wait(notice: str) -> None:  # another ingest of the repository holds its lock
+            if bar.disable:
+                say(error_console(), notice, wrap=False)
+            else:
+                waiting.append(bar.add_task(notice, total=None))
 
         def progress(stage: str, done: int, total: int) -> None:
+            while waiting:  # the lock is ours: the ingest has begun
+                bar.remove_task(waiting.pop())
             if stage not in tasks:
                 tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done, total=total)  # type: ignore[arg-type]
+            bar.update(tasks[stage], completed=done, total=total)
 
         report = core.index_repo(
-            args.location, name=args.name, branch=args.branch, progress=progress
+            args.location, name=args.name, branch=args.branch, progress=progress, on_wait=on_wait
         )
     print_report(console, report, core.embed_model)
     return 0
@@ -168,7 +187,7 @@ def cmd_search(core: Core, args: argparse.Namespace, console: Console) -> int:
             sys.stdout.write(json.dumps(row) + "\n")
         else:
             what = f"  {c.symbol}" if c.symbol else ""
-            console.print(f"{hit.score:7.4f}  {c.repo}: {c.label}{what}", highlight=False)
+            say(console, f"{hit.score:7.4f}  {c.repo}: {c.label}{what}", hang=9)
     return 0
 
 
@@ -178,17 +197,20 @@ def cmd_map(core: Core, args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_status(core: Core, args: argparse.Namespace, console: Console) -> int:
-    console.print(core.run_command("status", CLI, TERMINAL).text, highlight=False, markup=False)
+    say(console, core.run_command("status", CLI, TERMINAL).text)
     return 0
 
 
 def cmd_repos(core: Core, args: argparse.Namespace, console: Console) -> int:
-    console.print(core.run_command("repos", CLI, TERMINAL).text, highlight=False, markup=False)
+    say(console, core.run_command("repos", CLI, TERMINAL).text)
     return 0
 
 
 def cmd_reindex(core: Core, args: argparse.Namespace, console: Console) -> int:
-    console.print(core.reindex(args.repo, CLI, inline=True).result(), highlight=False, markup=False)
+    def on_wait(notice: str) -> None:
+        say(error_console(), notice, wrap=False)
+
+    say(console, core.reindex(args.repo, CLI, inline=True, on_wait=on_wait).result())
     return 0
 
 
@@ -222,21 +244,18 @@ def _agreed(console: Console, prompt: str) -> bool:
 def cmd_feedback(core: Core, args: argparse.Namespace, console: Console) -> int:
     rows = core.votes(limit=args.limit)
     if not rows:
-        console.print("No feedback yet.")
+        say(console, "No feedback yet.")
     for r in rows:
         vote = "👍" if r.vote > 0 else "👎"
         cites = ", ".join(r.citations) or "no citations"
-        console.print(
-            f"{r.at:%Y-%m-%d %H:%M} {vote} {r.platform}/{r.channel} {r.voter}: {r.question!r} "
-            f"[dim]({cites})[/dim]",
-            highlight=False,
-        )
+        line = f"{r.at:%Y-%m-%d %H:%M} {vote} {r.platform}/{r.channel} {r.voter}: {r.question!r}"
+        say(console, f"{line} ({cites})", hang=2)
     return 0
 
 
 def cmd_init_index(core: Core, args: argparse.Namespace, console: Console) -> int:
     text = core.prepare_index(rebuild_state=args.rebuild_state)
-    console.print(text or "The local index needs no set-up (CODECITE_INDEX=local).")
+    say(console, text or "The local index needs no set-up (CODECITE_INDEX=local).")
     return 0
 
 
@@ -250,7 +269,7 @@ def cmd_discord_invite(core: Core, args: argparse.Namespace, console: Console) -
         if settings.token is None:
             raise ConfigError("Give the application id, or set DISCORD_TOKEN to look it up.")
         app_id = application_id_from_token(settings.token.get_secret_value(), settings.api_url)
-    console.print(invite_url(app_id), soft_wrap=True)
+    say(console, invite_url(app_id), wrap=False)
     return 0
 
 
@@ -285,9 +304,9 @@ def cmd_migrate(settings: Settings, console: Console) -> int:
         )
     applied, version = migrate_database(url)
     if applied:
-        console.print(f"Database schema migrated to version {version} (applied {len(applied)}).")
+        say(console, f"Database schema migrated to version {version} (applied {len(applied)}).")
     else:
-        console.print(f"Database schema already at version {version}; nothing to do.")
+        say(console, f"Database schema already at version {version}; nothing to do.")
     return 0
 
 
@@ -311,14 +330,19 @@ HANDLERS: dict[str, Handler] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    console = _StdoutConsole(highlight=False)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)  # an error is one line
+    # Servers stop on SIGINT/SIGTERM through handlers of their own; a test calling main()
+    # in its own process keeps its signals.
+    if args.command not in SERVERS and is_the_program():
+        route_to_main_thread()
+    # Nothing printed is read as markup; `say` wraps on a terminal, never in a pipe.
+    console = _StdoutConsole(highlight=False, markup=False, emoji=False, soft_wrap=True)
+    err = error_console()
     try:
         settings = load_settings()
     except ConfigError as exc:
-        err.print(f"error: {exc.user_message}")
+        say(err, f"error: {exc.user_message}", wrap=False)
         return EXIT_USER_ERROR
-    setup_logging(settings, verbose=args.verbose, server=args.command in ("serve", "schedule"))
+    setup_logging(settings, verbose=args.verbose, server=args.command in SERVERS)
     core: Core | None = None
     try:
         if args.command == "migrate":
@@ -326,11 +350,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         core = Core.from_settings(settings, platform_sections=PLATFORM_SECTIONS)
         return HANDLERS[args.command](core, args, console)
     except BotError as exc:
-        log.info("%s: %s", type(exc).__name__, exc.detail or exc.user_message)
-        err.print(f"error: {exc.user_message}")
+        # For the log file; the terminal (or a server's stderr) gets the one line below.
+        log.info("%s: %s", type(exc).__name__, exc.detail or exc.user_message, extra=PRINTED)
+        say(err, f"error: {exc.user_message}", wrap=False)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
-        err.print("interrupted")
+        say(err, "interrupted", wrap=False)
         return 130
     except BrokenPipeError:
         # The reader went away (`codecite search x --json | head -1`): what it wanted was
@@ -338,11 +363,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         _silence_stdout()
         return 0
     except Exception as exc:  # noqa: BLE001 - the boundary: one line, never a traceback
-        err.print(f"error: {user_facing(exc)}")
+        say(err, f"error: {user_facing(exc, extra=PRINTED)}", wrap=False)
         return EXIT_FAILURE
     finally:
         if core is not None:
             core.close()
+
+
+def error_console() -> Console:
+    """stderr, for errors and notices: one line each, never wrapped, never markup."""
+    return Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
 
 
 class _StdoutConsole(Console):

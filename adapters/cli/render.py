@@ -1,96 +1,119 @@
-"""Terminal rendering of answers, search hits and ingest reports."""
+"""Terminal rendering of answers, search hits and ingest reports.
+
+Everything is written as it is (see `adapters.cli.plain`): an answer's markdown is
+shown as its text, so a path keeps its underscores, a list stays a list and the
+piped output of `codecite ask` is the answer's markdown, ready to paste.
+"""
 
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markdown import Markdown
-from rich.table import Table
 
+from adapters.cli.plain import Wrapper, say, visible
 from adapters.cli.status import StatusLine
 from bot.answer.streaming import AnswerStream
 from bot.ingest.pipeline import IngestReport
 from bot.llm.pricing import describe_cost
 from bot.models import Answer
 
+SOURCE_HANG = 4  # a source whose link does not fit on its line continues under it
+
 
 def print_answer(console: Console, answer: Answer, *, details: bool = True) -> None:
-    console.print(Markdown(answer.text))
+    say(console, answer.text.rstrip("\n"))
     print_footer(console, answer, details=details)
 
 
 def print_streamed(
     console: Console, stream: AnswerStream, status: StatusLine | None = None, *, live: bool = True
 ) -> Answer:
-    """Plain text pieces as the model writes them, then the footer; the whole answer at
-    once (as markdown) when the output is not a terminal or not `live` (CODECITE_STREAM
-    off). The answer replaces `status`."""
+    """The text as the model writes it, then the footer; the whole answer at once when the
+    output is not a terminal or not `live` (CODECITE_STREAM off). The answer replaces
+    `status`."""
     if not (console.is_terminal and live):
         answer = stream.answer  # the status stays up while the model writes
         if status is not None:
             status.clear()
         print_answer(console, answer)
         return answer
+    wrapper = Wrapper(console.width)
+    last = "\n"
     for piece in stream:
         if status is not None:
             status.clear()
-        console.file.write(piece)  # as written: rich would re-wrap and restyle each piece
-        console.file.flush()
+        last = _write(console, wrapper.feed(visible(piece)), last)
     if status is not None:
         status.clear()  # an answer with no text at all
-    console.file.write("\n")
+    last = _write(console, wrapper.end(), last)
+    _write(console, "" if last == "\n" else "\n", last)
     print_footer(console, stream.answer)
     return stream.answer
+
+
+def _write(console: Console, text: str, last: str) -> str:
+    """Write as it comes (rich would re-wrap and restyle each piece); the last character."""
+    if not text:
+        return last
+    console.file.write(text)
+    console.file.flush()
+    return text[-1]
 
 
 def print_footer(console: Console, answer: Answer, *, details: bool = True) -> None:
     """Sources, freshness and (with `details`) mode, time and tokens."""
     if answer.citations:
         console.print()
-        console.print("[bold]Sources[/bold]")
+        say(console, "Sources", style="bold")
         for cite in answer.citations:
-            where = cite.url or f"{cite.repo}: {cite.path}"
-            console.print(f"  {cite.label}  [dim]{where}[/dim]", highlight=False)
+            where = cite.url or f"({cite.repo})"  # a local repository: its name
+            say(console, f"  {cite.label}  {where}", style="dim", hang=SOURCE_HANG)
     if answer.freshness:
         console.print()
         for fresh in answer.freshness:
-            console.print(f"[dim]{fresh.describe()}[/dim]", highlight=False)
+            say(console, fresh.describe(), style="dim")
     if details:
         u = answer.usage
         total = answer.timings.get("total", 0.0)
         tokens = f"{u.prompt_tokens} in / {u.completion_tokens} out"
         if u.embedding_tokens:
             tokens += f" / {u.embedding_tokens} embedding"
-        console.print(f"[dim]{answer.mode} answer in {total:.2f}s; tokens {tokens}[/dim]")
+        say(console, f"{answer.mode} answer in {total:.2f}s; tokens {tokens}", style="dim")
 
 
 def print_report(console: Console, report: IngestReport, embed_model: str = "") -> None:
-    table = Table(title=f"Indexed {report.repo}", show_header=False, title_justify="left")
-    table.add_row("commit", f"{report.branch or '-'}@{report.commit[:12] or 'working tree'}")
-    table.add_row(
-        "files",
-        f"{report.files:,} indexed ({report.files_added:,} new, {report.files_changed:,} changed, "
-        f"{report.files_removed:,} removed)",
-    )
-    table.add_row(
-        "chunks", f"{report.chunks:,} (+{report.chunks_added:,} / -{report.chunks_removed:,})"
-    )
-    skipped = ", ".join(f"{reason} {n:,}" for reason, n in sorted(report.skipped.items()))
-    table.add_row("skipped", skipped or "none")
+    """The ingest report: a title, then one aligned `name  value` line per fact."""
+    rows = [
+        ("commit", f"{report.branch or '-'}@{report.commit[:12] or 'working tree'}"),
+        (
+            "files",
+            f"{report.files:,} indexed ({report.files_added:,} new, "
+            f"{report.files_changed:,} changed, {report.files_removed:,} removed)",
+        ),
+        ("chunks", f"{report.chunks:,} (+{report.chunks_added:,} / -{report.chunks_removed:,})"),
+        ("skipped", ", ".join(f"{k} {n:,}" for k, n in sorted(report.skipped.items())) or "none"),
+    ]
     if report.secrets_redacted:
         redacted = ", ".join(f"{k} {n:,}" for k, n in sorted(report.secrets_redacted.items()))
-        table.add_row("secrets redacted", redacted)
+        rows.append(("secrets redacted", redacted))
     if not report.symbols_stored:
-        table.add_row(
-            "symbol table",
-            "not updated (see the log); exact symbol answers for this repository use search "
-            "until the next ingest repairs it",
+        rows.append(
+            (
+                "symbol table",
+                "not updated (see the log); exact symbol answers for this repository use "
+                "search until the next ingest repairs it",
+            )
         )
     if embed_model:
         cost = describe_cost(embed_model, report.embedding_tokens)
-        table.add_row(
-            "embeddings",
-            f"{report.embedded_inputs:,} inputs, {report.embedding_tokens:,} tokens ({cost}); "
-            f"{report.embedding_tokens_saved:,} tokens saved by the cache",
+        rows.append(
+            (
+                "embeddings",
+                f"{report.embedded_inputs:,} inputs, {report.embedding_tokens:,} tokens ({cost}); "
+                f"{report.embedding_tokens_saved:,} tokens saved by the cache",
+            )
         )
-    table.add_row("time", f"{report.seconds:.1f}s")
-    console.print(table)
+    rows.append(("time", f"{report.seconds:.1f}s"))
+    say(console, f"Indexed {report.repo}", style="bold")
+    column = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        say(console, f"  {name:<{column}}  {value}")  # wraps under the value

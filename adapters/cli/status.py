@@ -11,6 +11,8 @@ from types import TracebackType
 
 from rich.console import Console
 
+from adapters.cli.plain import visible
+
 _ERASE_LINE = "\r\x1b[2K"
 _DIM, _RESET = "\x1b[2m", "\x1b[0m"
 
@@ -24,7 +26,7 @@ class StatusLine:
         if not self._console.is_terminal:
             return
         width = max(self._console.width - 1, 10)  # one line, whatever the terminal's width
-        self._write(f"{_ERASE_LINE}{_DIM}{status[:width]}{_RESET}")
+        self._write(f"{_ERASE_LINE}{_DIM}{visible(status)[:width]}{_RESET}")
         self._shown = True
 
     def __enter__(self) -> StatusLine:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Mapping
 from concurrent.futures import Future
 
 from bot.errors import BotError
@@ -21,14 +22,18 @@ def incident_id() -> str:
     return uuid.uuid4().hex[:8]
 
 
-def user_facing(exc: BaseException) -> str:
-    """Log `exc` with a fresh incident id and return the sentence to show the user."""
+def user_facing(exc: BaseException, *, extra: Mapping[str, object] | None = None) -> str:
+    """Log `exc` with a fresh incident id and return the sentence to show the user.
+
+    `extra` marks the log record (the terminal passes `PRINTED`: it shows the sentence
+    itself, so its log handler leaves the record to the log file)."""
     ref = incident_id()
     if isinstance(exc, BotError):
         # Expected failures: no traceback needed, the detail is enough.
-        log.warning("incident %s: %s: %s", ref, type(exc).__name__, exc.detail or exc.user_message)
+        reason = exc.detail or exc.user_message
+        log.warning("incident %s: %s: %s", ref, type(exc).__name__, reason, extra=extra)
         return f"{exc.user_message} (incident {ref})"
-    log.error("incident %s: unexpected error", ref, exc_info=exc)
+    log.error("incident %s: unexpected error", ref, exc_info=exc, extra=extra)
     return f"{GENERIC} Please try again. (incident {ref})"
 
 

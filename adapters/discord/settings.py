@@ -24,6 +24,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.config import settings_error
 from bot.core import Core
 from bot.errors import ConfigError
 
@@ -48,8 +49,7 @@ class DiscordSettings(BaseSettings):
         try:
             return cls()
         except ValidationError as exc:
-            names = ", ".join(str(e["loc"][0]) for e in exc.errors() if e.get("loc"))
-            raise ConfigError(f"Invalid environment setting: {names}.") from exc
+            raise settings_error(exc, cls) from exc
 
 
 class DiscordConfig(BaseModel):

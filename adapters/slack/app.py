@@ -13,9 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from slack_bolt import App
-from slack_bolt.error import BoltError as SlackBoltError
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackClientError
+from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.builtin_handlers import (
     RateLimitErrorRetryHandler,
     ServerErrorRetryHandler,
@@ -50,17 +49,12 @@ class SlackBot:
         self.handlers.close()  # closes the event store both share
 
 
-def make_client(settings: SlackSettings) -> WebClient:
-    """The Web API client: bot token, base URL from CODECITE_SLACK_API_URL."""
-    if settings.bot_token is None:
-        raise ConfigError("SLACK_BOT_TOKEN is not set; the Slack adapter needs the bot token.")
+def configure_client(client: WebClient, settings: SlackSettings) -> WebClient:
+    """Our Web API settings on the App's client: the base URL (CODECITE_SLACK_API_URL), a
+    timeout, and bounded retries of 429 (after Retry-After), 5xx and dropped connections."""
     base_url = settings.api_url or DEFAULT_API_URL
-    client = WebClient(
-        token=settings.bot_token.get_secret_value(),
-        base_url=base_url if base_url.endswith("/") else base_url + "/",
-        timeout=API_TIMEOUT,
-    )
-    # Bounded retries: 429 (after Retry-After), 5xx, and dropped connections (the default).
+    client.base_url = base_url if base_url.endswith("/") else base_url + "/"
+    client.timeout = API_TIMEOUT
     client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=2))
     client.retry_handlers.append(ServerErrorRetryHandler(max_retry_count=2))
     return client
@@ -69,25 +63,32 @@ def make_client(settings: SlackSettings) -> WebClient:
 def build_bot(
     core: Core,
     *,
-    client: WebClient | None = None,
     settings: SlackSettings | None = None,
     status_interval: float = STATUS_INTERVAL,
 ) -> SlackBot:
     """`status_interval`: seconds between two updates of the pane's status line."""
     settings = settings or SlackSettings.load()
-    client = client or make_client(settings)
+    if settings.bot_token is None:
+        raise ConfigError("SLACK_BOT_TOKEN is not set; the Slack adapter needs the bot token.")
     secret = settings.signing_secret
     # Without a secret no HTTP request may pass verification: sign with a random one.
     signing_secret = secret.get_secret_value() if secret else secrets.token_hex(32)
     listeners = ThreadPoolExecutor(max_workers=LISTENER_THREADS, thread_name_prefix="slack-listen")
+    # Bolt builds its Web API client from the token we give it. Handed a client of ours
+    # instead, it would still read SLACK_BOT_TOKEN from the environment and warn at every
+    # start that the token goes unused. Its client is configured before any call (so Bolt's
+    # own check of the token, made before that, is off) and the token is checked just after.
+    app = App(
+        name="codecite",
+        token=settings.bot_token.get_secret_value(),
+        signing_secret=signing_secret,
+        listener_executor=listeners,
+        token_verification_enabled=False,
+    )
+    client = configure_client(app.client, settings)
     try:
-        app = App(
-            name="codecite",
-            client=client,
-            signing_secret=signing_secret,
-            listener_executor=listeners,
-        )
-    except SlackBoltError as exc:  # auth.test refused the token
+        client.auth_test()
+    except SlackApiError as exc:
         listeners.shutdown()
         raise ConfigError("Slack refused the bot token (auth.test failed).") from exc
     except (SlackClientError, OSError) as exc:
@@ -108,7 +109,5 @@ def build_bot(
     return SlackBot(app=app, handlers=handlers, listeners=listeners, assistant=assistant)
 
 
-def build_app(
-    core: Core, *, client: WebClient | None = None, settings: SlackSettings | None = None
-) -> App:
-    return build_bot(core, client=client, settings=settings).app
+def build_app(core: Core, *, settings: SlackSettings | None = None) -> App:
+    return build_bot(core, settings=settings).app

@@ -41,11 +41,7 @@ def serve_slack(
 ) -> None:
     """Run the Slack adapter until a signal (or `stop`) arrives. Blocking."""
     settings = settings or SlackSettings.load()
-    socket_mode = settings.app_token is not None
-    if not socket_mode and settings.signing_secret is None:
-        raise ConfigError(
-            "Set SLACK_APP_TOKEN for Socket Mode, or SLACK_SIGNING_SECRET for HTTP mode."
-        )
+    settings.require_mode()
     stop = stop or threading.Event()
     _stop_on_signals(stop)
     bot = build_bot(core, settings=settings)

@@ -11,6 +11,7 @@ from typing import Annotated
 from pydantic import AliasChoices, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.config import settings_error
 from bot.errors import ConfigError
 
 
@@ -28,10 +29,16 @@ class SlackSettings(BaseSettings):
     ] = None
     api_url: Annotated[str | None, Field(validation_alias=_env("CODECITE_SLACK_API_URL"))] = None
 
+    def require_mode(self) -> None:
+        """ConfigError unless a mode is set: Socket Mode (app token) or HTTP (signing secret)."""
+        if self.app_token is None and self.signing_secret is None:
+            raise ConfigError(
+                "Set SLACK_APP_TOKEN for Socket Mode, or SLACK_SIGNING_SECRET for HTTP mode."
+            )
+
     @classmethod
     def load(cls) -> SlackSettings:
         try:
             return cls()
         except ValidationError as exc:
-            names = ", ".join(str(e["loc"][0]) for e in exc.errors() if e.get("loc"))
-            raise ConfigError(f"Invalid environment setting: {names}.") from exc
+            raise settings_error(exc, cls) from exc

@@ -183,7 +183,8 @@ def _network_error(exc: GitError, remote: RemoteURL, branch: str | None) -> GitE
     # Errors without stderr (timeouts, our own checks) already say what happened.
     default = f"git could not fetch {url}." if exc.stderr else exc.user_message
     message = messages.get(kind, default)
-    log.warning("%s (%s)", message, first_line(exc.stderr))
+    # Detail for the log: whoever catches the error reports it (a retry may yet succeed).
+    log.info("%s (%s)", message, first_line(exc.stderr))
     return GitError(message, stderr=exc.stderr)
 
 

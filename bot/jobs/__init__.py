@@ -19,8 +19,17 @@ is written to the run log; so does forgetting a repository (it runs on the line 
 and a re-ingest that waited for that lock does not bring a forgotten repository back.
 """
 
-from bot.jobs.line import WORKERS, IngestLine, Outcome, Target, then
+from bot.jobs.line import WORKERS, IngestLine, Notice, Outcome, Target, then
 from bot.jobs.requests import ReindexRequests
 from bot.jobs.runner import JobRunner
 
-__all__ = ["WORKERS", "IngestLine", "JobRunner", "Outcome", "ReindexRequests", "Target", "then"]
+__all__ = [
+    "WORKERS",
+    "IngestLine",
+    "JobRunner",
+    "Notice",
+    "Outcome",
+    "ReindexRequests",
+    "Target",
+    "then",
+]

@@ -29,6 +29,7 @@ from bot.ingest.sources import default_name
 from bot.llm.embeddings import Embedder
 from bot.store.base import IngestLocks, RunRecords, SymbolTable
 from bot.store.locks import RepositoryBusy
+from bot.store.records import RUNNING
 from bot.store.runs import Run
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,7 @@ WORKERS = 4  # repositories re-ingested at once in one process (each ingest is p
 
 Outcome = tuple[str, IngestReport | BotError]
 T = TypeVar("T")
+Notice = Callable[[str], None]  # hears, in a sentence, what an ingest waits for
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,18 +102,19 @@ class IngestLine:
         quick: bool = False,
         wait: float | None = None,
         inline: bool = False,
+        on_wait: Notice | None = None,
     ) -> Future[list[Outcome]]:
         """Re-ingest `targets` in order on the line; each outcome is a report or a BotError.
 
         A BotError of one repository does not stop the others; any other exception
-        (a bug) fails the future. `wait` and `quick` are those of `index_repo`.
+        (a bug) fails the future. `wait`, `quick` and `on_wait` are those of `index_repo`.
         `inline`: run in the calling thread instead, for a caller that waits anyway
         and must stay interruptible (Ctrl-C at the terminal stops the ingest).
         """
         if not inline:
-            return self._pool.submit(self._run, tuple(targets), trigger, quick, wait)
+            return self._pool.submit(self._run, tuple(targets), trigger, quick, wait, on_wait)
         done: Future[list[Outcome]] = Future()
-        done.set_result(self._run(tuple(targets), trigger, quick, wait))
+        done.set_result(self._run(tuple(targets), trigger, quick, wait, on_wait))
         return done
 
     def call(self, work: Callable[[], T]) -> Future[T]:
@@ -119,7 +122,12 @@ class IngestLine:
         return self._pool.submit(work)
 
     def _run(
-        self, targets: tuple[Target, ...], trigger: str, quick: bool, wait: float | None
+        self,
+        targets: tuple[Target, ...],
+        trigger: str,
+        quick: bool,
+        wait: float | None,
+        on_wait: Notice | None = None,
     ) -> list[Outcome]:
         outcomes: list[Outcome] = []
         for target in targets:
@@ -131,6 +139,7 @@ class IngestLine:
                     trigger=trigger,
                     wait=wait,
                     quick=quick,
+                    on_wait=on_wait,
                     known_only=True,
                 )
             except BotError as exc:
@@ -154,17 +163,23 @@ class IngestLine:
         trigger: str = "cli",
         wait: float | None = None,
         quick: bool = False,
+        on_wait: Notice | None = None,
         known_only: bool = False,
     ) -> IngestReport:
         """Ingest what changed, holding the repository's lock; every run is logged for status.
 
         `wait` bounds how long to wait for another ingest of the same repository
-        (None: as long as it takes; 0: give up at once with RepositoryBusy).
-        `quick` skips all work when the source's commit equals the indexed one.
-        `known_only`: a re-ingest, which must not bring back a repository forgotten
-        while it waited for the lock (it is no longer configured nor indexed).
+        (None: as long as it takes; 0: give up at once with RepositoryBusy); `on_wait`
+        hears what it waits for before it does. `quick` skips all work when the source's
+        commit equals the indexed one. `known_only`: a re-ingest, which must not bring back
+        a repository forgotten while it waited for the lock (no longer configured nor indexed).
         """
         name = name or default_name(location)
+        if wait != 0 and self._locks.busy(name):
+            notice = self._waiting_for(name)
+            log.info("%s", notice)
+            if on_wait is not None:
+                on_wait(notice)
         with self._locks.hold(name, wait=wait):
             if known_only and not self.targets([name]):
                 raise BotError(
@@ -187,6 +202,17 @@ class IngestLine:
                 raise
             self._runs.finish(run_id, Run.from_report(report, started, trigger))
         return report
+
+    def _waiting_for(self, name: str) -> str:
+        """What an ingest of `name` waits for: the run holding its lock, as the log knows it."""
+        run = self._runs.last(name)
+        if run is None or run.state != RUNNING:  # another process that logged nothing yet
+            return f"waiting for another ingest of {name} to finish"
+        seconds = max(0, int((datetime.now(UTC) - run.started_at).total_seconds()))
+        return (
+            f"waiting for another ingest of {name} to finish "
+            f"(started {seconds} s ago by {run.trigger})"
+        )
 
     def _ingest(
         self,

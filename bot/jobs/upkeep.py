@@ -20,7 +20,7 @@ from bot.config import FileConfig, Settings
 from bot.errors import ConfigError, QuestionError
 from bot.index.base import Index
 from bot.jobs.forget import Forgetter
-from bot.jobs.line import IngestLine, Outcome, then
+from bot.jobs.line import IngestLine, Notice, Outcome, then
 from bot.jobs.requests import ReindexRequests
 from bot.jobs.runner import JobRunner
 from bot.llm.embeddings import Embedder
@@ -51,13 +51,22 @@ class Upkeep:
         self._forgetter = Forgetter(index, symbols, stores, clones=settings.clones_dir)
 
     def reindex(
-        self, repo: str | None, scope: frozenset[str] | None, *, trigger: str, by: str, inline: bool
+        self,
+        repo: str | None,
+        scope: frozenset[str] | None,
+        *,
+        trigger: str,
+        by: str,
+        inline: bool,
+        on_wait: Notice | None = None,
     ) -> Future[str]:
-        """Jobs for the scheduler's runner, or (`inline`) an ingest here; the future's result
-        is the report. ScopeError at once for a repository unknown or outside `scope`."""
+        """Jobs for the scheduler's runner, or (`inline`) an ingest here (`on_wait` hears what
+        it waits for); the future's result is the report. ScopeError at once for a repository
+        unknown or outside `scope`."""
         targets = self.line.in_scope(repo, scope)
         if inline:
-            return then(self.line.submit(targets, trigger=trigger, inline=True), reindex_text)
+            ran = self.line.submit(targets, trigger=trigger, inline=True, on_wait=on_wait)
+            return then(ran, reindex_text)
         return self.requests.request(targets, trigger=trigger, requested_by=by)
 
     def queue_reindex(self, name: str, *, trigger: str) -> bool:

@@ -111,8 +111,8 @@ class Retrier:
                 if verdict is None:
                     raise
                 wait = self._next_wait(attempt, verdict)
-                if wait is None:
-                    log.warning("%s failed after %d attempt(s): %s", what, attempt, _kind(exc))
+                if wait is None:  # the error goes on to the caller, who reports it once
+                    log.info("%s failed after %d attempt(s): %s", what, attempt, _kind(exc))
                     raise
                 log.info(
                     "%s attempt %d failed (%s); retrying in %.2fs", what, attempt, _kind(exc), wait

@@ -486,7 +486,7 @@ def assert_one_clear_line(result: subprocess.CompletedProcess[str], case: Case) 
     assert all(line.startswith(("error:", "warning:")) for line in lines), result.stderr
     errors = [line for line in lines if line.startswith("error:")]
     if case.exit:
-        assert len(errors) == 1, result.stderr
+        assert lines == errors == [errors[0]], result.stderr  # the error alone: one line
         assert case.says in errors[0]
     else:
         assert not errors, result.stderr

@@ -4,7 +4,9 @@ Four repositories each hold one unique identifier (a "marker") and some code
 that all of them share. codecite.toml maps six channels to different subsets,
 a Discord guild to another, sets a default scope for unmapped channels and a
 DM allowlist. Group DMs are DMs; conversations shared with other organisations,
-or whose kind is unknown, see only what their own mapping gives. For every place and every repository we ask for the marker and
+or whose kind is unknown, see only what their own mapping gives. The operator's
+terminal sees every repository whatever the default scope; a terminal chat
+narrowed with --repo sees only that one. For every place and every repository we ask for the marker and
 search for it, and count leaks: a citation, search hit, freshness line, prompt
 text or `repos` line from a repository outside the place's scope. Leaks must be
 0, and every in-scope marker must be found, in extractive and in LLM mode.
@@ -14,13 +16,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
 
 from bot.config import ChannelConfig, FileConfig, LimitsConfig, Settings
-from bot.core import Context, Core
+from bot.core import CLI, Context, Core
 from bot.errors import NotIndexedError, PermissionDenied, ScopeError
 from tests.servers.openai_fake import FakeOpenAI
 from tests.support.gitrepo import GitRepo
@@ -145,6 +147,9 @@ PLACES = (
         Context("slack", "U_NO", "C_CD", "T1", is_dm=True, audience="unknown"),
         frozenset({"cobalt", "dynamo"}),
     ),
+    # The operator at the terminal: default_scope is for chat conversations, not for them.
+    Place("terminal", CLI, frozenset(MARKERS)),
+    Place("terminal chat --repo", replace(CLI, repos=frozenset({"dynamo"})), frozenset({"dynamo"})),
 )
 
 
@@ -202,7 +207,7 @@ def test_every_place_sees_exactly_its_repositories(core: tuple[Core, FakeOpenAI]
             tally.pairs += 1
             _ask_for_marker(bot, fake, place, repo, marker, tally)
             _search_for_marker(bot, place, repo, marker, tally)
-    assert tally.pairs == len(PLACES) * len(MARKERS) == 72
+    assert tally.pairs == len(PLACES) * len(MARKERS) == 80
     answerable = sum(len(MARKERS) for p in PLACES if p.refusal is None)
     assert tally.prompts == (answerable if bot.llm is not None else 0)
     assert tally.leaks == [], f"{len(tally.leaks)} leaks in {tally.pairs} pairs"

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.config import Settings, load_file_config
+from bot.config import FileConfig, RepoConfig, Settings, load_file_config
 from bot.core import Core
 from bot.index.pinecone.index import PineconeIndex
 from bot.jobs import JobRunner
@@ -29,6 +29,12 @@ from tests.servers.pinecone_fake import FakePinecone
 
 ROOT = Path(__file__).resolve().parents[2]
 DIM = 64  # the fake embeddings' and the fake Pinecone index's dimension
+
+
+def configured_shop(repo_path: Path) -> Core:
+    """A Core whose codecite.toml lists the shop repository at `repo_path` (not indexed)."""
+    config = FileConfig(repos=(RepoConfig(name="shop", path=str(repo_path)),))
+    return Core.from_settings(Settings(), config)
 
 
 @contextmanager

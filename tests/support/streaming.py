@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from bot.config import FileConfig, Settings
 from bot.core import Core
 from bot.llm.openai_chat import OpenAIChat
@@ -31,6 +33,19 @@ def streaming_core(fake: FakeOpenAI, repo: GitRepo, config: FileConfig | None = 
     core = Core(settings, config or FileConfig(), make_index(settings), llm=chat)
     core.index_repo(str(repo.path), name="shop")
     return core
+
+
+def use_model(fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Point `codecite` (run by the test as a child process) at `fake` for answers; no
+    embeddings. The variables set, for callers that pass an environment on themselves."""
+    values = {
+        "OPENAI_API_KEY": KEY,
+        "OPENAI_BASE_URL": fake.base_url,
+        "CODECITE_EMBED_MODEL": "none",
+    }
+    for name, value in values.items():
+        monkeypatch.setenv(name, value)
+    return values
 
 
 def each_char(text: str) -> list[str]:

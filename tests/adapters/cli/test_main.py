@@ -142,8 +142,24 @@ def test_reindex_and_the_chat_commands_share_the_table(indexed):
     chat = run(home, "chat", stdin="/reindex shop\n/help\n/nope\n/quit\n")
     assert chat.returncode == 0, chat.stderr
     assert "• shop: up to date" in chat.stdout
-    assert "`/status`: what is indexed" in chat.stdout  # help in the chat's own syntax
+    assert "  /status          what is indexed" in chat.stdout  # help in the chat's syntax
     assert "codecite status" not in chat.stdout
-    assert "Commands: /map [repo], /status, /repos, /reset" in chat.stdout  # for /nope
+    assert "There is no /nope command; /help lists them." in chat.stdout
     status = run(home, "status")
     assert "(cli command" in status.stdout  # the runs were logged with their trigger
+
+
+def test_default_scope_is_for_chats_not_the_operators_terminal(indexed, make_repo):
+    """codecite.toml narrows unmapped chat channels to shop; the terminal still sees docs."""
+    home, _ = indexed
+    docs = make_repo("docs")
+    docs.write("guide/setup.py", "def onboarding_marker():\n    return 'hello'\n")
+    docs.commit("docs")
+    assert run(home, "index", str(docs.path)).returncode == 0
+    (home / "codecite.toml").write_text('default_scope = ["shop"]\n', encoding="utf-8")
+    repos = run(home, "repos").stdout
+    assert "• docs" in repos and "• shop" in repos
+    answer = run(home, "ask", "where is onboarding_marker defined?")
+    assert answer.returncode == 0 and "guide/setup.py:L1-L2" in answer.stdout
+    narrowed = run(home, "ask", "where is onboarding_marker defined?", "--repo", "shop")
+    assert "guide/setup.py" not in narrowed.stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -12,22 +13,59 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from datetime import UTC, datetime, timedelta
 
+from bot.config import Settings
+from bot.wiring import make_stores
 from tests.support.cli import run_cli as run
+from tests.support.cli import start_cli
 from tests.support.paths import ROOT
 from tests.support.shop import build_shop
+from tests.support.terminal import CTRL_C, TerminalSession
 
 
 def test_serve_without_any_token_says_what_to_set(tmp_path):
     result = run(tmp_path / "home", "serve")
     assert result.returncode == 2
-    assert "SLACK_BOT_TOKEN" in result.stderr and "DISCORD_TOKEN" in result.stderr
-    assert "Traceback" not in result.stderr
+    assert result.stderr == (  # the error alone: no log line before it
+        "error: Nothing to serve: set SLACK_BOT_TOKEN (Slack) or DISCORD_TOKEN (Discord).\n"
+    )
 
 
 def test_serve_slack_without_its_token(tmp_path):
     result = run(tmp_path / "home", "serve", "--slack")
-    assert result.returncode == 2 and "SLACK_BOT_TOKEN is not set" in result.stderr
+    assert (result.returncode, result.stderr) == (2, "error: SLACK_BOT_TOKEN is not set.\n")
+
+
+def test_serve_checks_every_setting_before_it_starts_anything(tmp_path, monkeypatch):
+    """A mistake is found before the scheduler or the job runner starts (and logs)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "codecite.toml").write_text('[discord]\nadmin_role = "Maintainers"\n', encoding="utf-8")
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-not-checked-yet")
+    monkeypatch.setenv("DISCORD_TOKEN", "not-checked-yet")
+    for name in ("SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"):
+        monkeypatch.delenv(name, raising=False)
+    slack = run(home, "serve", "--slack")
+    assert (slack.returncode, slack.stderr) == (
+        2,
+        "error: Set SLACK_APP_TOKEN for Socket Mode, or SLACK_SIGNING_SECRET for HTTP mode.\n",
+    )
+    discord = run(home, "serve", "--discord")
+    assert discord.returncode == 2
+    assert discord.stderr.startswith("error: ") and "discord.admin_role" in discord.stderr
+    assert discord.stderr.count("\n") == 1
+
+
+def test_a_bad_setting_names_what_is_valid(tmp_path, monkeypatch):
+    monkeypatch.setenv("CODECITE_FILE_WEIGHT", "2")
+    monkeypatch.setenv("CODECITE_INDEX", "sqlite")
+    result = run(tmp_path / "home", "status")
+    assert (result.returncode, result.stderr) == (
+        2,
+        "error: CODECITE_INDEX=sqlite is not valid: use one of local, pinecone; "
+        "CODECITE_FILE_WEIGHT=2 is not valid: use a number in 0..1.\n",
+    )
 
 
 def test_schedule_needs_configured_repositories(tmp_path):
@@ -220,3 +258,34 @@ def test_the_scheduler_process_serves_health_and_webhooks_on_port(make_repo, tmp
         stderr = _stop(proc)
     assert proc.returncode == 0, stderr
     assert "Traceback" not in stderr
+
+
+def test_a_waiting_ingest_says_what_it_waits_for(make_repo, tmp_path):
+    """A second `codecite index` of a repository being indexed names the run it waits for,
+    piped (one line on stderr) and on a terminal (in place of the progress bars)."""
+    repo = make_repo("shop")
+    build_shop(repo)
+    home = tmp_path / "home"
+    stores = make_stores(Settings(CODECITE_HOME=home))  # type: ignore[call-arg]
+    try:
+        stores.runs.begin("shop", datetime.now(UTC) - timedelta(seconds=30), "schedule")
+        with stores.locks.hold("shop"):  # the other ingest, under way
+            proc = start_cli(
+                home, "index", str(repo.path), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
+            notice = proc.stderr.readline()  # said before it waits, not after
+            with TerminalSession(home, "index", str(repo.path), columns=120) as term:
+                screen = term.expect("waiting for another ingest of shop to finish")
+                term.type(CTRL_C)  # a wait on a lock ends at Ctrl-C, like any other
+                assert term.finish() == 130
+            assert term.text.endswith("interrupted\r\n")
+            assert proc.poll() is None  # still waiting: the lock is held
+        out, err = proc.communicate(timeout=60)
+    finally:
+        stores.close()
+    assert re.fullmatch(
+        r"waiting for another ingest of shop to finish \(started 3\d s ago by schedule\)\n",
+        notice,
+    )
+    assert "(started 3" in screen
+    assert proc.returncode == 0 and "Indexed shop" in out and err == ""

@@ -3,7 +3,6 @@ and the whole answer at once when piped; the model is the fake OpenAI server."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,40 +10,20 @@ import pytest
 from tests.servers.openai_fake import FakeOpenAI
 from tests.support.cli import run_cli
 from tests.support.gitrepo import GitRepo
-from tests.support.shop import build_shop
-from tests.support.streaming import KEY, run_on_pty
+from tests.support.streaming import run_on_pty
 
 QUESTION = "how are failed webhook deliveries retried with backoff?"
 ANSWER = "Failed deliveries are retried with exponential backoff [1] " * 4 + "until they give up."
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        server.chat_reply = lambda body: ANSWER
-        yield server
+def home(indexed_shop: tuple[Path, GitRepo]) -> Path:
+    return indexed_shop[0]
 
 
-@pytest.fixture
-def env(fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    values = {
-        "OPENAI_API_KEY": KEY,
-        "OPENAI_BASE_URL": fake.base_url,
-        "CODECITE_EMBED_MODEL": "none",
-    }
-    for name, value in values.items():
-        monkeypatch.setenv(name, value)  # run_cli passes the environment on
-    return values
-
-
-@pytest.fixture
-def home(tmp_path: Path, make_repo, env: dict[str, str]) -> Path:
-    repo: GitRepo = make_repo("shop")
-    build_shop(repo)
-    home = tmp_path / "home"
-    result = run_cli(home, "index", str(repo.path))
-    assert result.returncode == 0, result.stderr
-    return home
+def words(printed: bytes) -> str:
+    """What was printed with line breaks as spaces: the terminal wraps prose at spaces."""
+    return " ".join(printed.decode(errors="replace").split())
 
 
 def text_by(reads: list[tuple[float, bytes]], needle: str) -> float:
@@ -52,7 +31,7 @@ def text_by(reads: list[tuple[float, bytes]], needle: str) -> float:
     seen = b""
     for at, data in reads:
         seen += data
-        if needle.encode() in seen:
+        if needle in words(seen):
             return at
     raise AssertionError(f"{needle!r} never printed; got {seen.decode(errors='replace')!r}")
 
@@ -68,7 +47,7 @@ def test_a_terminal_sees_the_answer_as_it_is_written(
     footer = text_by(reads, "Sources")
     assert last - first > 0.5, "the answer came out all at once"
     assert footer >= last
-    printed = b"".join(data for _, data in reads).decode()
+    printed = words(b"".join(data for _, data in reads))
     assert printed.count("until they give up.") == 1
     assert "shop/webhooks.py" in printed
 
@@ -82,9 +61,8 @@ def test_piped_output_is_the_whole_answer_once(
     fake.stream_interval = 0.01
     result = run_cli(home, *args, stdin=stdin)
     assert result.returncode == 0, result.stderr
-    words = " ".join(result.stdout.split())  # markdown is wrapped to the width
-    assert words.count("until they give up.") == 1
-    assert words.count("Failed deliveries are retried") == 4
+    assert result.stdout.count("until they give up.") == 1  # a pipe is never wrapped
+    assert result.stdout.count("Failed deliveries are retried") == 4
     assert "Sources" in result.stdout and "shop/webhooks.py" in result.stdout
     assert "\x1b[" not in result.stdout  # no terminal control codes in a pipe
     assert "searching" not in result.stdout and "searching" not in result.stderr
@@ -121,7 +99,7 @@ def test_with_streaming_off_a_terminal_gets_the_whole_answer_at_once(
     fake.stream_interval = 0.04
     reads = run_on_pty(home, "ask", QUESTION, env={**env, "CODECITE_STREAM": "false"})
     first = text_by(reads, "Failed deliveries")
-    footer = text_by(reads, "Sources")  # rich wraps the markdown: the footer marks the end
+    footer = text_by(reads, "Sources")  # the footer marks the end
     assert footer - first < 0.3, "streaming was off, yet the answer came out piece by piece"
     printed = b"".join(data for _, data in reads).decode()
     assert printed.index("searching") < printed.index("Failed deliveries")

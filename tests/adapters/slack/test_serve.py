@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import urllib.error
 import urllib.request
@@ -167,6 +168,20 @@ def test_a_refused_bot_token_is_a_config_error(
     with pytest.raises(ConfigError, match="bot token"):
         build_bot(core)
     assert [c.error for c in slack.calls] == ["invalid_auth"]
+
+
+def test_a_start_logs_nothing_about_an_unused_token(
+    slack: FakeSlack, core: Core, caplog: pytest.LogCaptureFixture
+) -> None:
+    """SLACK_BOT_TOKEN is in the environment, as in every deployment: Bolt is given it and
+    builds its client from it, so it has nothing to warn about; the token is checked once."""
+    with caplog.at_level(logging.INFO):
+        bot = build_bot(core)
+    bot.close()
+    noise = [r.getMessage() for r in caplog.records if r.name.startswith("slack_bolt")]
+    assert not [m for m in noise if "token" in m], noise
+    assert [c.method for c in slack.calls] == ["auth.test"]
+    assert slack.calls[0].ok
 
 
 def test_a_missing_bot_token_is_a_config_error(core: Core, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -394,7 +394,7 @@ def test_cli_map_command(shop, capsys):
     capsys.readouterr()
     assert main(["map", "shop"]) == 0
     out = capsys.readouterr().out
-    assert "shop: 3 files (python 2, markdown 1)" in out
+    assert "**shop**: 3 files (python 2, markdown 1)" in out  # the map's text, as written
     assert "billing.py, webhooks.py" in out
     assert main(["map", "nope"]) == EXIT_USER_ERROR
     assert "not indexed" in capsys.readouterr().err

@@ -4,27 +4,15 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from bot.config import FileConfig, RepoConfig, Settings
 from bot.core import Core
 from bot.jobs import JobRunner
 from bot.store import open_store
 from bot.store.jobs import DONE, FAILED, Job
-from tests.support.shop import build_shop
-
-
-@pytest.fixture
-def core(make_repo: Any) -> Iterator[Core]:
-    repo = make_repo("shop")
-    build_shop(repo)
-    config = FileConfig(repos=(RepoConfig(name="shop", path=str(repo.path)),))
-    core = Core.from_settings(Settings(), config)
-    yield core
-    core.close()
 
 
 def runner_of(core: Core, lease: float = 30.0) -> JobRunner:
