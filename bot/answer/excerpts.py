@@ -47,10 +47,11 @@ def best_excerpt(source: Source, weights: Mapping[str, float]) -> Source:
     anchor = max(range(len(lines)), key=lambda i: (scores[i], _near(scores, i)))
     first, last = _statement(lines, _header(lines, anchor))
     last = _past_comments(lines, max(last, anchor))
-    if first > 0 and lines[first - 1].strip().strip(_CLOSE + ",;"):
+    if first > 0 and _meaningful(lines[first - 1]):
         first -= CONTEXT  # the line before, unless it only closes what came earlier
-    while last - first + 1 < MIN_LINES and (first > 0 or last + 1 < len(lines)):
-        first, last = (first - 1, last) if first > 0 else (first, last + 1)
+    while _filled(lines[first : last + 1]) < MIN_LINES and (first > 0 or last + 1 < len(lines)):
+        up = first > 0 and (_meaningful(lines[first - 1]) or last + 1 == len(lines))
+        first, last = (first - 1, last) if up else (first, last + 1)
     if last - first + 1 > EXCERPT_LINES:  # too long: keep the best line near the top
         first = max(first, anchor - 2)
         last = first + EXCERPT_LINES - 1
@@ -139,11 +140,23 @@ def _depths(lines: Sequence[str]) -> list[int]:
     return depths
 
 
+def _filled(lines: Sequence[str]) -> int:
+    """How many of `lines` show something (blank lines are no context)."""
+    return sum(1 for line in lines if line.strip())
+
+
+def _meaningful(line: str) -> bool:
+    """Worth showing as context: not blank, not only the end of what came before."""
+    return bool(line.strip().strip(_CLOSE + ",;"))
+
+
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
 
 def _cut(source: Source, lines: Sequence[str], first: int, last: int) -> Source:
+    while first < last and not lines[first].strip():
+        first += 1  # an excerpt never opens on a blank line
     chosen = list(lines[first : last + 1])
     while len(chosen) > 1 and not chosen[-1].strip():
         chosen.pop()

@@ -161,3 +161,31 @@ def test_an_extractive_answer_quotes_the_handler_from_a_real_index(tmp_path: Pat
     option = dry_run.citations[0]
     assert (option.path, option.start_line, option.end_line) == ("client/options.py", 9, 14)
     assert 'help="Show the changes that would be made, change nothing",' in dry_run.text
+
+
+# A one-line definition right after the end of a call and a blank line: the context an
+# excerpt needs is below it (the code that uses it), not a lone `)` above.
+PATTERNS = """_PREFIXES = (
+    "ghp_",
+    "glpat-",
+    "xoxb-",
+)
+
+_PEM_BEGIN = re.compile(r"-----BEGIN (RSA |EC )?PRIVATE KEY-----")
+_NEWLINE = re.compile(r"\\\\n")
+
+
+def private_key_lines(text):
+    for match in _PEM_BEGIN.finditer(text):
+        yield match.start()
+"""
+
+
+def test_an_excerpt_opens_on_code_not_on_a_closer_or_a_blank_line() -> None:
+    source = Source("r", "keys.py", "python", 50, 63, "", PATTERNS, 1.0)
+    weights = {t: 1.0 for t in query_terms("how is the PEM begin marker of a private key matched?")}
+    excerpt = best_excerpt(source, weights)
+    shown = excerpt.text.split("\n")
+    assert shown[0].startswith("_PEM_BEGIN = re.compile(")
+    assert excerpt.start_line == 50 + PATTERNS.split("\n").index(shown[0])
+    assert len(shown) >= 3  # the lines below give the context
