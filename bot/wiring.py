@@ -13,7 +13,10 @@ from bot.llm.chat import LLM
 from bot.llm.embeddings import Embedder
 
 if TYPE_CHECKING:
+    from bot.answer.compose import Composer
     from bot.index.pinecone.index import PineconeIndex
+    from bot.retrieval.hyde import HydeExpander
+    from bot.retrieval.prune import Pruner
     from bot.store.base import StoreSet, SymbolTable
 
 log = logging.getLogger(__name__)
@@ -148,6 +151,51 @@ def make_embedder(settings: Settings, stores: StoreSet | None = None) -> Embedde
         cache=cache,
         timeout=settings.llm_timeout,
     )
+
+
+def make_composer(
+    settings: Settings,
+    index: Index,
+    llm: LLM | None,
+    embedder: Embedder | None,
+    symbols: SymbolTable | None,
+    *,
+    expander: HydeExpander | None = None,
+    pruner: Pruner | None = None,
+) -> Composer:
+    """Retrieval and answers over `index` (the Core builds them for its first question)."""
+    from bot.answer.compose import Composer
+    from bot.retrieval.retriever import Retriever
+
+    retriever = Retriever(
+        index,
+        embedder,
+        file_weight=settings.file_weight,
+        context_tokens=settings.context_tokens,
+        expander=expander,
+        # the symbol table, when there is one, answers "where is X defined / who calls X"
+        symbols=symbols,
+    )
+    return Composer(retriever, llm, pruner=pruner, max_tokens=settings.answer_max_tokens)
+
+
+def make_expander(settings: Settings, llm: LLM | None) -> HydeExpander | None:
+    """HyDE: the model drafts the code it expects, searched beside the question."""
+    if not settings.hyde or llm is None:
+        return None
+    from bot.retrieval.hyde import HydeExpander
+
+    return HydeExpander(llm)
+
+
+def make_pruner(settings: Settings) -> Pruner | None:
+    """A model (CODECITE_PRUNE_MODEL) that drops retrieved sources beside the question."""
+    llm = make_llm(settings, model=settings.prune_model) if settings.prune else None
+    if llm is None:
+        return None
+    from bot.retrieval.prune import Pruner
+
+    return Pruner(llm)
 
 
 def _rebuild_state(index: PineconeIndex, *, unless_filled: bool = False) -> None:

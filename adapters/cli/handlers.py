@@ -12,14 +12,6 @@ import sys
 from collections.abc import Callable
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
 from adapters.cli.chat import run_chat
 from adapters.cli.console import error_console
@@ -48,6 +40,16 @@ def _scope(args: argparse.Namespace) -> frozenset[str] | None:
 
 
 def cmd_index(core: Core, args: argparse.Namespace, console: Console) -> int:
+    # Only `index` draws bars; rich.progress brings tables, fractions and decimal along.
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskID,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     with Progress(
         TextColumn("{task.description}", markup=False),
         BarColumn(),
