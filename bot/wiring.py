@@ -10,6 +10,7 @@ from bot.config import Settings
 from bot.errors import BotError, ConfigError
 from bot.index.base import Index
 from bot.llm.chat import LLM
+from bot.llm.deferred import DeferredChat, DeferredEmbedder
 from bot.llm.embeddings import Embedder
 
 if TYPE_CHECKING:
@@ -115,23 +116,29 @@ def make_symbols(settings: Settings, stores: StoreSet | None = None) -> SymbolTa
 
 
 def make_llm(settings: Settings, *, model: str | None = None) -> LLM | None:
+    """The chat model; its client (and the openai SDK) is built by its first request."""
     if not settings.llm_configured:
         return None
-    from bot.llm.openai_chat import OpenAIChat
+    name = model or settings.chat_model
 
-    return OpenAIChat(
-        model or settings.chat_model,
-        api_key=_api_key(settings),
-        base_url=settings.openai_base_url,
-        timeout=settings.llm_timeout,
-    )
+    def build() -> LLM:
+        from bot.llm.openai_chat import OpenAIChat
+
+        return OpenAIChat(
+            name,
+            api_key=_api_key(settings),
+            base_url=settings.openai_base_url,
+            timeout=settings.llm_timeout,
+        )
+
+    return DeferredChat(name, build)
 
 
 def make_embedder(settings: Settings, stores: StoreSet | None = None) -> Embedder | None:
+    """The embedder (its cache opened now, its client by the first request)."""
     if not settings.embeddings_configured:
         return None
     from bot.llm.embedding_cache import EmbeddingCache
-    from bot.llm.openai_embedder import OpenAIEmbedder
 
     try:
         cache = (
@@ -143,14 +150,20 @@ def make_embedder(settings: Settings, stores: StoreSet | None = None) -> Embedde
         )
     except OSError as exc:
         raise ConfigError(f"Cannot create the embedding cache in {settings.home}.") from exc
-    return OpenAIEmbedder(
-        settings.embed_model,
-        api_key=_api_key(settings),
-        base_url=settings.openai_base_url,
-        dimensions=settings.embed_dimensions,
-        cache=cache,
-        timeout=settings.llm_timeout,
-    )
+
+    def build() -> Embedder:
+        from bot.llm.openai_embedder import OpenAIEmbedder
+
+        return OpenAIEmbedder(
+            settings.embed_model,
+            api_key=_api_key(settings),
+            base_url=settings.openai_base_url,
+            dimensions=settings.embed_dimensions,
+            cache=cache,
+            timeout=settings.llm_timeout,
+        )
+
+    return DeferredEmbedder(settings.embed_model, settings.embed_dimensions, build)
 
 
 def make_composer(

@@ -50,7 +50,7 @@ with open(sys.argv[1], "w") as out:
 
 
 def loaded(
-    home: Path, tmp_path: Path, *args: str
+    home: Path, tmp_path: Path, *args: str, **env: str
 ) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     """Run `codecite *args`; its output and every module it imported."""
     record = tmp_path / "modules.json"
@@ -58,7 +58,7 @@ def loaded(
         [sys.executable, "-c", WRAPPER, str(record), *args],
         capture_output=True,
         text=True,
-        env={**os.environ, "CODECITE_HOME": str(home)},
+        env={**os.environ, "CODECITE_HOME": str(home), **env},
         timeout=120,
         cwd=ROOT,
     )
@@ -89,6 +89,14 @@ def test_status_in_a_fresh_data_directory_loads_no_sdk(tmp_path):
     assert heavy(modules) == set()
     # The Core builds answers and ingests on first use: status needs neither.
     assert {"bot.answer.compose", "bot.retrieval", "bot.ingest", "bot.jobs"} & modules == set()
+
+
+def test_status_with_a_model_configured_loads_no_openai(tmp_path):
+    """It names the model; the client (and its SDK) waits for a first question."""
+    keys = {"OPENAI_API_KEY": "sk-test-123456", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    result, modules = loaded(tmp_path / "home", tmp_path, "status", **keys)
+    assert "Model: gpt" in result.stdout
+    assert heavy(modules) == set()
 
 
 @pytest.mark.xfail(
