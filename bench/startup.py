@@ -6,7 +6,8 @@
 Each system is a `codecite` console script (its own venv and checkout). Both index
 `--tree` into data directories of their own first; then, for each command, the two
 run alternately, `--runs` times each, with no API keys: `--help`, `search --help`,
-`status` in a fresh data directory, `status` and `search` over the index. Reported:
+`status` in a fresh data directory (also with an OpenAI key set: a model configured but
+not asked), `status` and `search` over the index. Reported:
 median wall seconds and the ratio to the baseline; from `--import-runs` (3) runs under
 `-X importtime`, also alternating, the median seconds spent importing (top-level rows)
 and their share of that run's wall; and which heavy packages the command loaded. The
@@ -49,23 +50,36 @@ QUESTION = "how are redirects followed"
 _TOP = re.compile(r"import time:\s+\d+ \|\s+(\d+) \| (\S+)$")
 
 
-def commands(fresh: Path, indexed: Path) -> dict[str, tuple[Path, list[str]]]:
+# A model configured but never asked (status only names it); nothing listens there.
+KEYS = {"OPENAI_API_KEY": "sk-bench-unused", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+
+
+def commands(fresh: Path, indexed: Path) -> dict[str, tuple[Path, list[str], dict[str, str]]]:
     return {
-        "--help": (fresh, ["--help"]),
-        "search --help": (fresh, ["search", "--help"]),
-        "status (fresh)": (fresh, ["status"]),
-        "status (indexed)": (indexed, ["status"]),
-        "search": (indexed, ["search", QUESTION]),
+        "--help": (fresh, ["--help"], {}),
+        "search --help": (fresh, ["search", "--help"], {}),
+        "status (fresh)": (fresh, ["status"], {}),
+        "status (fresh, OPENAI_API_KEY set)": (fresh, ["status"], KEYS),
+        "status (indexed)": (indexed, ["status"], {}),
+        "search": (indexed, ["search", QUESTION], {}),
     }
 
 
-def env_for(home: Path) -> dict[str, str]:
+def env_for(home: Path, extra: dict[str, str]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in (*MODEL_ENV, "PYTHONPATH")}
     env["CODECITE_HOME"] = str(home)
+    env.update(extra)
     return env
 
 
-def run(script: Path, home: Path, args: Sequence[str], *, importtime: bool = False) -> Any:
+def run(
+    script: Path,
+    home: Path,
+    args: Sequence[str],
+    extra: dict[str, str] | None = None,
+    *,
+    importtime: bool = False,
+) -> Any:
     python = script.parent / "python"
     flags = ["-X", "importtime"] if importtime else []
     started = time.perf_counter()
@@ -73,7 +87,7 @@ def run(script: Path, home: Path, args: Sequence[str], *, importtime: bool = Fal
         [str(python), *flags, str(script), *args],
         capture_output=True,
         text=True,
-        env=env_for(home),
+        env=env_for(home, extra or {}),
         cwd=tempfile.gettempdir(),  # neither checkout on sys.path but through its venv
         timeout=300,
         check=False,
@@ -84,8 +98,10 @@ def run(script: Path, home: Path, args: Sequence[str], *, importtime: bool = Fal
     return wall, done.stderr
 
 
-def import_profile(script: Path, home: Path, args: Sequence[str]) -> dict[str, Any]:
-    wall, stderr = run(script, home, args, importtime=True)
+def import_profile(
+    script: Path, home: Path, args: Sequence[str], extra: dict[str, str]
+) -> dict[str, Any]:
+    wall, stderr = run(script, home, args, extra, importtime=True)
     seconds, packages = 0.0, set()
     for line in stderr.splitlines():
         match = _TOP.match(line)
@@ -115,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     systems = {"baseline": args.baseline, "candidate": args.candidate}
     result: dict[str, Any] = {"load_before": os.getloadavg(), "runs": args.runs, "commands": {}}
     with tempfile.TemporaryDirectory(prefix="codecite-startup-") as scratch:
-        homes: dict[str, dict[str, tuple[Path, list[str]]]] = {}
+        homes: dict[str, dict[str, tuple[Path, list[str], dict[str, str]]]] = {}
         for name, script in systems.items():
             fresh, indexed = Path(scratch) / name / "fresh", Path(scratch) / name / "indexed"
             run(script, indexed, ["index", str(args.tree), "--name", "tree"])
@@ -124,13 +140,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             walls: dict[str, list[float]] = {name: [] for name in systems}
             for _ in range(args.runs):  # alternate, so both see the same load
                 for name, script in systems.items():
-                    home, cmd = homes[name][command]
-                    walls[name].append(run(script, home, cmd)[0])
+                    home, cmd, extra = homes[name][command]
+                    walls[name].append(run(script, home, cmd, extra)[0])
             profiles: dict[str, list[dict[str, Any]]] = {name: [] for name in systems}
             for _ in range(args.import_runs):
                 for name, script in systems.items():
-                    home, cmd = homes[name][command]
-                    profiles[name].append(import_profile(script, home, cmd))
+                    home, cmd, extra = homes[name][command]
+                    profiles[name].append(import_profile(script, home, cmd, extra))
             row: dict[str, Any] = {}
             for name in systems:
                 row[name] = {
