@@ -26,7 +26,7 @@ import logging
 import re
 from collections.abc import Iterable
 from datetime import datetime, tzinfo
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED, EVENT_JOB_MISSED, JobEvent
@@ -38,8 +38,10 @@ from apscheduler.triggers.interval import IntervalTrigger
 from bot.config import FileConfig, RepoConfig
 from bot.core import Core
 from bot.errors import BotError, ConfigError
-from bot.ingest.pipeline import IngestReport
 from bot.store.locks import RepositoryBusy
+
+if TYPE_CHECKING:  # the ingest pipeline loads tree-sitter; the web process never ingests
+    from bot.ingest.pipeline import IngestReport
 
 log = logging.getLogger(__name__)
 

@@ -36,12 +36,15 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from adapters.common.http_routes import Route, RoutedServer, health_routes, start_routed
-from adapters.schedule import IngestScheduler
 from adapters.webhook import QueuedReindex, webhook_route
 from bot.core import Core
 from bot.errors import ConfigError
+
+if TYPE_CHECKING:  # APScheduler is loaded only where the scheduler runs
+    from adapters.schedule import IngestScheduler
 
 log = logging.getLogger(__name__)
 
@@ -186,6 +189,8 @@ def _scheduler(core: Core, *, enabled: bool) -> Iterator[IngestScheduler | None]
     if not enabled or not core.config.repos:
         yield None
         return
+    from adapters.schedule import IngestScheduler
+
     scheduler = IngestScheduler(core)
     scheduler.install()
     scheduler.start()

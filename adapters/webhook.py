@@ -31,7 +31,6 @@ from typing import Any, Protocol
 from adapters.common.http_handler import JSON, GuardedHandler
 from adapters.common.http_limits import HTTPLimits, Refusal, describe_body
 from adapters.common.http_routes import Route, RoutedServer, health_routes
-from adapters.schedule import repo_for_remote
 from bot.core import Core
 
 log = logging.getLogger(__name__)
@@ -82,6 +81,8 @@ class QueuedReindex:
         self.core = core
 
     def repo_for_remote(self, clone_urls: set[str]) -> str | None:
+        from adapters.schedule import repo_for_remote  # APScheduler: not before a push
+
         return repo_for_remote(self.core.config.repos, clone_urls)
 
     def trigger_now(self, name: str) -> bool:

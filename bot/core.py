@@ -15,34 +15,35 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from bot import commands
-from bot.answer.compose import Composer
-from bot.answer.streaming import AnswerStream
+from bot import commands, wiring
 from bot.commands import PLAIN, Command, CommandResult, Syntax
 from bot.config import ChannelConfig, FileConfig, Settings, load_file_config, load_settings
 from bot.context import CLI, Context
 from bot.errors import BotError, PermissionDenied
 from bot.index.base import Index
 from bot.index.setup import prepare_index
-from bot.jobs import JobRunner, Notice, Outcome
-from bot.jobs.upkeep import Upkeep
 from bot.llm.chat import LLM
 from bot.llm.embeddings import Embedder
 from bot.models import Answer, Hit, Question, RepoState, Turn
 from bot.readiness import readiness
 from bot.reports import StatusFacts, repos_text, status_text
-from bot.retrieval.hyde import HydeExpander
-from bot.retrieval.prune import Pruner
-from bot.retrieval.retriever import Retriever
 from bot.runtime.limits import Limiter
+from bot.runtime.once import Once, deferred
 from bot.runtime.queue import AnswerQueue, Ticket
 from bot.scope import narrowed, scope_for, states_in_scope, validated
 from bot.store import StoreSet
 from bot.store.base import CommandHashes, EventClaims, FeedbackRecords, SymbolTable
 from bot.store.records import FeedbackRow
-from bot.wiring import make_embedder, make_index, make_llm, make_stores, make_symbols
+
+if TYPE_CHECKING:  # built on first use (see __init__): `status` imports none of them
+    from bot.answer.streaming import AnswerStream
+    from bot.jobs import IngestLine, JobRunner, Notice, Outcome
+    from bot.jobs.upkeep import Upkeep
+    from bot.retrieval.hyde import HydeExpander
+    from bot.retrieval.prune import Pruner
+    from bot.retrieval.retriever import Retriever
 
 __all__ = ["CLI", "CommandResult", "Context", "Core"]
 
@@ -77,38 +78,23 @@ class Core:
         self._config = config
         self.index = index
         # runs, feedback, locks, claims, symbols...: opened on first use, closed with the Core
-        self.stores = stores or make_stores(settings)
+        self.stores = stores or wiring.make_stores(settings)
         # Where each name is defined and used, filled by ingest; None if it cannot be opened.
-        self.symbols = symbols if symbols is not None else make_symbols(settings, self.stores)
+        self.symbols = wiring.make_symbols(settings, self.stores) if symbols is None else symbols
         self.llm = llm
         self.embedder = embedder
         self.feedback = feedback or self.stores.feedback
-        retriever = Retriever(
-            index,
-            embedder,
-            file_weight=settings.file_weight,
-            context_tokens=settings.context_tokens,
-            expander=expander,
-            # the symbol table, when there is one, answers "where is X defined / who calls X"
-            symbols=self.symbols,
-        )
-        self._composer = Composer(
-            retriever, llm, pruner=pruner, max_tokens=settings.answer_max_tokens
-        )
         self.runs = self.stores.runs
-        # Ingests, re-index jobs and forgetting: what changes the index (`bot.jobs`).
-        self._upkeep = Upkeep(
-            settings,
-            index,
-            self.stores,
-            lambda: self._config,
-            self.load_config,
-            embedder=embedder,
-            symbols=self.symbols,
+        # Answers (retrieval) and upkeep (ingest: tree-sitter, chunkers) are built by their
+        # first use, so a command that needs neither (`status`) never imports them.
+        self._answers = Once(
+            lambda: wiring.make_composer(
+                settings, index, llm, embedder, self.symbols, expander=expander, pruner=pruner
+            )
         )
-        self._ingest = self._upkeep.line
-        # Ingest `location` now, in this thread, under its lock, logged (`codecite index`).
-        self.index_repo = self._ingest.index_repo
+        # Ingests, re-index jobs and forgetting: what changes the index (`bot.jobs`).
+        self._upkeep = Once(self._new_upkeep)
+        self.index_repo = deferred(lambda: self._ingest.index_repo)  # `codecite index`
         self._limiter = Limiter(config.limits, lambda: self.stores.quota)
         # One bounded line of answer work per process, shared by every adapter in it.
         self._queue = AnswerQueue.from_config(config.limits)
@@ -126,17 +112,16 @@ class Core:
         settings = settings or load_settings()
         if config is None:
             config = load_file_config(settings.resolved_config_path(), platform_sections)
-        llm = make_llm(settings)
-        prune_llm = make_llm(settings, model=settings.prune_model) if settings.prune else None
-        stores = make_stores(settings)
+        llm = wiring.make_llm(settings)
+        stores = wiring.make_stores(settings)
         core = cls(
             settings,
             config,
-            make_index(settings, stores),
+            wiring.make_index(settings, stores),
             llm=llm,
-            embedder=make_embedder(settings, stores),
-            expander=HydeExpander(llm) if settings.hyde and llm is not None else None,
-            pruner=Pruner(prune_llm) if prune_llm is not None else None,
+            embedder=wiring.make_embedder(settings, stores),
+            expander=wiring.make_expander(settings, llm),
+            pruner=wiring.make_pruner(settings),
             stores=stores,
         )
         core._sections = tuple(platform_sections)
@@ -144,11 +129,28 @@ class Core:
 
     @property
     def retriever(self) -> Retriever:
-        return self._composer.retriever
+        return self._answers.get().retriever
 
     @property
     def pruner(self) -> Pruner | None:
-        return self._composer.pruner
+        return self._answers.get().pruner
+
+    def _new_upkeep(self) -> Upkeep:
+        from bot.jobs.upkeep import Upkeep
+
+        return Upkeep(
+            self._settings,
+            self.index,
+            self.stores,
+            lambda: self._config,
+            self.load_config,
+            embedder=self.embedder,
+            symbols=self.symbols,
+        )
+
+    @property
+    def _ingest(self) -> IngestLine:
+        return self._upkeep.get().line
 
     # -- what adapters read ------------------------------------------------------------------
 
@@ -230,7 +232,7 @@ class Core:
     ) -> AnswerStream:
         """As `ask`, in safe pieces as the model writes (`progress` hears the stages first)."""
         question = self._question(text, ctx, conversation, repos)
-        stream = self._composer.answer_stream(question, self._states(question.scope), progress)
+        stream = self._answers.get().answer_stream(question, self._states(question.scope), progress)
         return stream.then(lambda a: replace(a, answer_id=self._record(ctx, question.text, a)))
 
     def _question(
@@ -244,12 +246,12 @@ class Core:
 
     def answer(self, question: Question) -> Answer:
         """Answer a question whose scope is already decided (benchmarks, evaluation)."""
-        return self._composer.answer(question, self._states(question.scope))
+        return self._answers.get().answer(question, self._states(question.scope))
 
     def repo_map(self, repo: str | None, ctx: Context) -> Answer:
         """The map of the repositories `ctx` may see (or of one of them): tree and key symbols."""
         scope = narrowed(scope_for(self._config, ctx), frozenset({repo}) if repo else None)
-        return self._composer.repo_map(self._states(scope))
+        return self._answers.get().repo_map(self._states(scope))
 
     def search(
         self, text: str, ctx: Context, *, repos: frozenset[str] | None = None, top_k: int = 10
@@ -257,7 +259,7 @@ class Core:
         scope = narrowed(scope_for(self._config, ctx), repos)
         in_scope = None if scope is None else frozenset(self._states(scope))
         limit = self._config.limits.max_question_chars
-        return self._composer.retriever.search(validated(text, limit), in_scope, top_k=top_k)
+        return self._answers.get().retriever.search(validated(text, limit), in_scope, top_k=top_k)
 
     def scope_for(self, ctx: Context) -> frozenset[str] | None:
         """The repositories `ctx` may see; None means every indexed repository."""
@@ -315,7 +317,7 @@ class Core:
         if spec is commands.FORGET:  # asks first; `forget <repo> yes` removes it
             if not ctx.is_admin:
                 raise PermissionDenied()
-            return self._upkeep.forget(argument, self.scope_for(ctx), syntax)
+            return self._upkeep.get().forget(argument, self.scope_for(ctx), syntax)
         if spec is commands.MAP:
             answer = self.repo_map(argument or None, ctx)
             line = f"{spec.name} {argument}".strip()
@@ -351,24 +353,24 @@ class Core:
         if not ctx.is_admin:
             raise PermissionDenied()
         scope, trigger = self.scope_for(ctx), f"{ctx.platform} command"
-        return self._upkeep.reindex(
+        return self._upkeep.get().reindex(
             repo, scope, trigger=trigger, by=ctx.user, inline=inline, on_wait=on_wait
         )
 
     def queue_reindex(self, name: str, *, trigger: str) -> bool:
         """Record a quick re-ingest job for a configured repository (a push); False if unknown."""
-        return self._upkeep.queue_reindex(name, trigger=trigger)
+        return self._upkeep.get().queue_reindex(name, trigger=trigger)
 
     def job_runner(self) -> JobRunner:
         """A runner of the shared job table on this process's ingest line; start and stop it."""
-        return self._upkeep.job_runner()
+        return self._upkeep.get().job_runner()
 
     def reindex_repo(
         self, name: str, *, trigger: str, quick: bool = False, wait: float | None = None
     ) -> Future[list[Outcome]]:
         """Re-ingest one known repository now on this process's line (the scheduler's
         interval runs), never on an answer worker; an unknown name: no outcomes."""
-        return self._upkeep.reindex_repo(name, trigger=trigger, quick=quick, wait=wait)
+        return self._upkeep.get().reindex_repo(name, trigger=trigger, quick=quick, wait=wait)
 
     def note_next_run(self, repo: str, at: datetime | None) -> None:
         """When the scheduler will next re-ingest `repo` (shown by `status`)."""
@@ -377,7 +379,7 @@ class Core:
     def forget_repo(self, name: str) -> str:
         """Remove every trace of a repository now, unasked (the scheduler, when it leaves
         codecite.toml), in this thread: the report (`bot.jobs.forget`)."""
-        return self._upkeep.forget_now(name)
+        return self._upkeep.get().forget_now(name)
 
     def prepare_index(self, *, rebuild_state: bool = False) -> str:
         """Create (or check) a remote index and say what it is; "" for the local index."""
@@ -387,7 +389,9 @@ class Core:
     def close(self) -> None:
         """Finish accepted answers and ingests, then release every store and client."""
         self._queue.shutdown(wait=True)
-        self._upkeep.close()
+        upkeep = self._upkeep.built()
+        if upkeep is not None:
+            upkeep.close()
         resources = (self.llm, self.embedder, self.index, self.feedback, self.symbols, self.stores)
         for resource in resources:
             close = getattr(resource, "close", None)

@@ -10,14 +10,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.errors import BotError
-from bot.ingest.pipeline import IngestReport
 from bot.llm.pricing import describe_cost
 from bot.models import RepoState, ago
 from bot.store.base import IngestLocks, RunRecords, SymbolTable
 from bot.store.runs import DONE, RUNNING, Run
 from bot.store.sqlite import notices
+
+if TYPE_CHECKING:  # the ingest pipeline loads tree-sitter; `status` needs none
+    from bot.ingest.pipeline import IngestReport
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,10 +10,14 @@ from bot.config import Settings
 from bot.errors import BotError, ConfigError
 from bot.index.base import Index
 from bot.llm.chat import LLM
+from bot.llm.deferred import DeferredChat, DeferredEmbedder
 from bot.llm.embeddings import Embedder
 
 if TYPE_CHECKING:
+    from bot.answer.compose import Composer
     from bot.index.pinecone.index import PineconeIndex
+    from bot.retrieval.hyde import HydeExpander
+    from bot.retrieval.prune import Pruner
     from bot.store.base import StoreSet, SymbolTable
 
 log = logging.getLogger(__name__)
@@ -112,23 +116,29 @@ def make_symbols(settings: Settings, stores: StoreSet | None = None) -> SymbolTa
 
 
 def make_llm(settings: Settings, *, model: str | None = None) -> LLM | None:
+    """The chat model; its client (and the openai SDK) is built by its first request."""
     if not settings.llm_configured:
         return None
-    from bot.llm.openai_chat import OpenAIChat
+    name = model or settings.chat_model
 
-    return OpenAIChat(
-        model or settings.chat_model,
-        api_key=_api_key(settings),
-        base_url=settings.openai_base_url,
-        timeout=settings.llm_timeout,
-    )
+    def build() -> LLM:
+        from bot.llm.openai_chat import OpenAIChat
+
+        return OpenAIChat(
+            name,
+            api_key=_api_key(settings),
+            base_url=settings.openai_base_url,
+            timeout=settings.llm_timeout,
+        )
+
+    return DeferredChat(name, build)
 
 
 def make_embedder(settings: Settings, stores: StoreSet | None = None) -> Embedder | None:
+    """The embedder (its cache opened now, its client by the first request)."""
     if not settings.embeddings_configured:
         return None
     from bot.llm.embedding_cache import EmbeddingCache
-    from bot.llm.openai_embedder import OpenAIEmbedder
 
     try:
         cache = (
@@ -140,14 +150,65 @@ def make_embedder(settings: Settings, stores: StoreSet | None = None) -> Embedde
         )
     except OSError as exc:
         raise ConfigError(f"Cannot create the embedding cache in {settings.home}.") from exc
-    return OpenAIEmbedder(
-        settings.embed_model,
-        api_key=_api_key(settings),
-        base_url=settings.openai_base_url,
-        dimensions=settings.embed_dimensions,
-        cache=cache,
-        timeout=settings.llm_timeout,
+
+    def build() -> Embedder:
+        from bot.llm.openai_embedder import OpenAIEmbedder
+
+        return OpenAIEmbedder(
+            settings.embed_model,
+            api_key=_api_key(settings),
+            base_url=settings.openai_base_url,
+            dimensions=settings.embed_dimensions,
+            cache=cache,
+            timeout=settings.llm_timeout,
+        )
+
+    return DeferredEmbedder(settings.embed_model, settings.embed_dimensions, build)
+
+
+def make_composer(
+    settings: Settings,
+    index: Index,
+    llm: LLM | None,
+    embedder: Embedder | None,
+    symbols: SymbolTable | None,
+    *,
+    expander: HydeExpander | None = None,
+    pruner: Pruner | None = None,
+) -> Composer:
+    """Retrieval and answers over `index` (the Core builds them for its first question)."""
+    from bot.answer.compose import Composer
+    from bot.retrieval.retriever import Retriever
+
+    retriever = Retriever(
+        index,
+        embedder,
+        file_weight=settings.file_weight,
+        context_tokens=settings.context_tokens,
+        expander=expander,
+        # the symbol table, when there is one, answers "where is X defined / who calls X"
+        symbols=symbols,
     )
+    return Composer(retriever, llm, pruner=pruner, max_tokens=settings.answer_max_tokens)
+
+
+def make_expander(settings: Settings, llm: LLM | None) -> HydeExpander | None:
+    """HyDE: the model drafts the code it expects, searched beside the question."""
+    if not settings.hyde or llm is None:
+        return None
+    from bot.retrieval.hyde import HydeExpander
+
+    return HydeExpander(llm)
+
+
+def make_pruner(settings: Settings) -> Pruner | None:
+    """A model (CODECITE_PRUNE_MODEL) that drops retrieved sources beside the question."""
+    llm = make_llm(settings, model=settings.prune_model) if settings.prune else None
+    if llm is None:
+        return None
+    from bot.retrieval.prune import Pruner
+
+    return Pruner(llm)
 
 
 def _rebuild_state(index: PineconeIndex, *, unless_filled: bool = False) -> None:

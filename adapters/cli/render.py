@@ -7,14 +7,18 @@ piped output of `codecite ask` is the answer's markdown, ready to paste.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 
 from adapters.cli.plain import Wrapper, say, visible
 from adapters.cli.status import StatusLine
-from bot.answer.streaming import AnswerStream
-from bot.ingest.pipeline import IngestReport
 from bot.llm.pricing import describe_cost
 from bot.models import Answer
+
+if TYPE_CHECKING:  # the ingest pipeline loads tree-sitter: `index` only
+    from bot.answer.streaming import AnswerStream
+    from bot.ingest.pipeline import IngestReport
 
 SOURCE_HANG = 4  # a source whose link does not fit on its line continues under it
 
