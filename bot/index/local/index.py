@@ -30,6 +30,7 @@ from bot.errors import StoreError
 from bot.index.base import FIELDS, ChangeSet, IndexStats, TermStats
 from bot.index.local import bm25, rowcache, schema
 from bot.index.local.lexical import EngineCache, Weights, query_hashes
+from bot.index.local.segfiles import SegmentFiles
 from bot.index.local.termcounts import term_hash
 from bot.index.local.vectors import VectorCache, vector_generation
 from bot.models import Chunk, FileEntry, FileHit, Hit, RepoState
@@ -38,6 +39,8 @@ from bot.store.sqlite import raise_if_disk_full
 log = logging.getLogger(__name__)
 
 _DAMAGED = "The index file is damaged or is not a codecite index; delete it and reindex."
+# Queries on some fields the retriever runs on every question: their views are kept on disk.
+_VIEWS = (("path", "symbol"), ("path",))
 _BUSY = "The index is busy with another update; please try again shortly."
 
 
@@ -93,7 +96,9 @@ class LocalIndex:
             _weight("file_path_weight", file_path_weight),
             _weight("file_body_weight", file_body_weight),
         )
-        self._lexical = EngineCache(Weights(self._chunk_weights, file_weights))
+        views = tuple(self._field_weights(fields) for fields in _VIEWS)
+        self._weights = Weights(self._chunk_weights, file_weights, views)
+        self._lexical = EngineCache(self._weights)
         self._local = threading.local()
         self._conns: dict[threading.Thread, sqlite3.Connection] = {}
         self._conns_lock = threading.Lock()
@@ -105,9 +110,12 @@ class LocalIndex:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             try:
                 schema.prepare(self._conn(), busy_timeout=self._busy_timeout)
+                uid = schema.segments_uid(self._conn())
             except BaseException:
                 self.close()
                 raise
+        self._segments = SegmentFiles(self.path.with_name(self.path.name + ".segments"), uid)
+        self._lexical = EngineCache(self._weights, self._segments)
 
     # -- connections and transactions ----------------------------------------
 
@@ -172,10 +180,24 @@ class LocalIndex:
         except Exception as exc:
             raise StoreError(detail=f"{type(exc).__name__}: {exc}") from exc
         log.debug("applied change set for %s", change.repo)
+        self._persist(change.repo)
+
+    def _persist(self, repo: str) -> None:
+        """Write the repository's segment file now, so no later process builds it.
+
+        After the commit: the file is named by the committed stamp; a crash before it is
+        written only means the next reader builds it, as it did before files existed.
+        """
+        try:
+            with self._read() as conn:
+                self._lexical.persist(conn, repo)
+        except (StoreError, ValueError) as exc:  # the rows are in; the file is only a cache
+            log.warning("segment file of %s not written: %s", repo, exc)
 
     def remove_repo(self, repo: str) -> None:
         with self._write() as conn:
             schema.delete_repo(conn, repo)
+        self._segments.remove(repo)  # after the commit: until then it still answers
         log.info("removed repository %s from the index", repo)
 
     # -- reads ---------------------------------------------------------------
@@ -230,14 +252,30 @@ class LocalIndex:
             return []
         chosen = None
         if fields is not None and set(fields) != set(FIELDS):
-            chosen = [
-                w if f in fields else 0.0 for f, w in zip(FIELDS, self._chunk_weights, strict=True)
-            ]
-        with self._read() as conn:  # one snapshot: the engine's rowids are the rows fetched
-            engine = self._lexical.get(conn)
-            best = bm25.search(engine.chunks, repos, hashes, k, chosen)
-            chunks = self._chunks(conn, [rid for rid, _ in best])
-        return [Hit(chunks[rid], score) for rid, score in best if rid in chunks]
+            chosen = self._field_weights(fields)
+        for attempt in (1, 2):
+            with self._read() as conn:  # one snapshot: the engine's rowids are the rows fetched
+                engine = self._lexical.get(conn)
+                try:
+                    best = bm25.search(engine.chunks, repos, hashes, k, chosen)
+                except bm25.DamagedSegment as exc:
+                    self._damaged(exc, attempt)
+                    continue
+                chunks = self._chunks(conn, [rid for rid, _ in best])
+            return [Hit(chunks[rid], score) for rid, score in best if rid in chunks]
+        raise AssertionError("unreachable")  # _damaged raises on the second attempt
+
+    def _field_weights(self, fields: Sequence[str]) -> tuple[float, ...]:
+        """The chunk weights of a query on some fields (0 for the others)."""
+        pairs = zip(FIELDS, self._chunk_weights, strict=True)
+        return tuple(w if f in fields else 0.0 for f, w in pairs)
+
+    def _damaged(self, exc: bm25.DamagedSegment, attempt: int) -> None:
+        """A segment file failed a query: drop it and build it again from the rows."""
+        if attempt > 1:
+            raise StoreError(_DAMAGED, detail=str(exc)) from exc
+        log.warning("segment of %s damaged; rebuilding it from the index rows", exc.name)
+        self._lexical.discard(exc.name)
 
     def files_lexical(
         self, terms: Sequence[str], *, repos: frozenset[str] | None, k: int
@@ -245,11 +283,17 @@ class LocalIndex:
         hashes = query_hashes(terms)
         if hashes.size == 0 or _empty(repos, k):
             return []
-        with self._read() as conn:  # the engine knows every file's path: no other query
-            engine = self._lexical.get(conn)
-        best = bm25.search(engine.files, repos, hashes, k)
-        where = [(engine.file(fid), score) for fid, score in best]
-        return [FileHit(*found, score) for found, score in where if found is not None]
+        for attempt in (1, 2):
+            with self._read() as conn:  # the engine knows every file's path: no other query
+                engine = self._lexical.get(conn)
+            try:
+                best = bm25.search(engine.files, repos, hashes, k)
+            except bm25.DamagedSegment as exc:
+                self._damaged(exc, attempt)
+                continue
+            where = [(engine.file(fid), score) for fid, score in best]
+            return [FileHit(*found, score) for found, score in where if found is not None]
+        raise AssertionError("unreachable")  # _damaged raises on the second attempt
 
     def term_stats(self, tokens: Sequence[str], *, repos: frozenset[str] | None) -> TermStats:
         distinct = list(dict.fromkeys(tokens))
