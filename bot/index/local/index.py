@@ -17,12 +17,12 @@ import logging
 import math
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -37,6 +37,7 @@ from bot.models import Chunk, FileEntry, FileHit, Hit, RepoState
 from bot.store.sqlite import raise_if_disk_full
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 _DAMAGED = "The index file is damaged or is not a codecite index; delete it and reindex."
 # Queries on some fields the retriever runs on every question: their views are kept on disk.
@@ -253,29 +254,33 @@ class LocalIndex:
         chosen = None
         if fields is not None and set(fields) != set(FIELDS):
             chosen = self._field_weights(fields)
-        for attempt in (1, 2):
+
+        def search() -> list[Hit]:
             with self._read() as conn:  # one snapshot: the engine's rowids are the rows fetched
                 engine = self._lexical.get(conn)
-                try:
-                    best = bm25.search(engine.chunks, repos, hashes, k, chosen)
-                except bm25.DamagedSegment as exc:
-                    self._damaged(exc, attempt)
-                    continue
+                best = bm25.search(engine.chunks, repos, hashes, k, chosen)
                 chunks = self._chunks(conn, [rid for rid, _ in best])
             return [Hit(chunks[rid], score) for rid, score in best if rid in chunks]
-        raise AssertionError("unreachable")  # _damaged raises on the second attempt
+
+        return self._rebuilding_damaged(search)
 
     def _field_weights(self, fields: Sequence[str]) -> tuple[float, ...]:
         """The chunk weights of a query on some fields (0 for the others)."""
         pairs = zip(FIELDS, self._chunk_weights, strict=True)
         return tuple(w if f in fields else 0.0 for f, w in pairs)
 
-    def _damaged(self, exc: bm25.DamagedSegment, attempt: int) -> None:
-        """A segment file failed a query: drop it and build it again from the rows."""
-        if attempt > 1:
-            raise StoreError(_DAMAGED, detail=str(exc)) from exc
-        log.warning("segment of %s damaged; rebuilding it from the index rows", exc.name)
-        self._lexical.discard(exc.name)
+    def _rebuilding_damaged(self, search: Callable[[], _T]) -> _T:
+        """`search()`; a segment file that fails it is dropped and built again from the rows."""
+        dropped: set[str] = set()
+        while True:
+            try:
+                return search()
+            except bm25.DamagedSegment as exc:
+                if exc.name in dropped:
+                    raise StoreError(_DAMAGED, detail=str(exc)) from exc
+                log.warning("segment of %s damaged; rebuilding it from the index rows", exc.name)
+                dropped.add(exc.name)
+                self._lexical.discard(exc.name)
 
     def files_lexical(
         self, terms: Sequence[str], *, repos: frozenset[str] | None, k: int
@@ -283,17 +288,15 @@ class LocalIndex:
         hashes = query_hashes(terms)
         if hashes.size == 0 or _empty(repos, k):
             return []
-        for attempt in (1, 2):
+
+        def search() -> list[FileHit]:
             with self._read() as conn:  # the engine knows every file's path: no other query
                 engine = self._lexical.get(conn)
-            try:
-                best = bm25.search(engine.files, repos, hashes, k)
-            except bm25.DamagedSegment as exc:
-                self._damaged(exc, attempt)
-                continue
+            best = bm25.search(engine.files, repos, hashes, k)
             where = [(engine.file(fid), score) for fid, score in best]
             return [FileHit(*found, score) for found, score in where if found is not None]
-        raise AssertionError("unreachable")  # _damaged raises on the second attempt
+
+        return self._rebuilding_damaged(search)
 
     def term_stats(self, tokens: Sequence[str], *, repos: frozenset[str] | None) -> TermStats:
         distinct = list(dict.fromkeys(tokens))
