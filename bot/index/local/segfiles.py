@@ -68,6 +68,7 @@ class PathTable:
     ) -> None:
         # fids sorted; rows[i]: where the path of fids[i] lies among `ends` (cumulative bytes)
         self.fids, self.rows, self.ends, self.data = fids, rows, ends, data
+        self._paths: dict[int, str] | None = None  # two threads may both build it: the same
 
     @classmethod
     def of(cls, paths: Mapping[int, str]) -> PathTable:
@@ -79,12 +80,22 @@ class PathTable:
         return cls(fids[order], order.astype(np.int64), ends, data)
 
     def get(self, fid: int) -> str | None:
-        at = int(np.searchsorted(self.fids, fid))
-        if at >= self.fids.size or int(self.fids[at]) != fid:
-            return None
-        row = int(self.rows[at])
-        start = int(self.ends[row - 1]) if row else 0
-        return bytes(self.data[start : int(self.ends[row])]).decode("utf-8", "surrogatepass")
+        return self._by_fid().get(fid)
+
+    def _by_fid(self) -> dict[int, str]:
+        """Every path, decoded on the first lookup (a file hit is then a dict lookup)."""
+        if self._paths is None:
+            raw = bytes(self.data)
+            ends = self.ends.tolist()
+            bounds = list(zip([0, *ends][:-1], ends, strict=True))
+            if raw.isascii():  # offsets count bytes, which are then characters
+                text = raw.decode("ascii")
+                paths = [text[a:b] for a, b in bounds]
+            else:
+                paths = [raw[a:b].decode("utf-8", "surrogatepass") for a, b in bounds]
+            rows = self.rows.tolist()
+            self._paths = dict(zip(self.fids.tolist(), (paths[r] for r in rows), strict=True))
+        return self._paths
 
     def __len__(self) -> int:
         return int(self.fids.size)
