@@ -205,8 +205,8 @@ def search(
         if index.size == 0:
             continue
         weights = seg.saturated[index] * np.repeat(idf, lengths)  # tf' * idf of the term
-        total = _summed(name, seg, index, weights)
-        hit = np.flatnonzero(total > 0)
+        total = _summed(name, seg, seg.docs[index], weights)
+        hit = np.flatnonzero(total)  # scores are never negative: nonzero is > 0
         scores.append(total[hit])
         ids.append(seg.ids[hit])
     if not scores:
@@ -214,10 +214,10 @@ def search(
     return _top(np.concatenate(scores), np.concatenate(ids), k)
 
 
-def _summed(name: str, seg: Segment, index: Ints, weights: Floats) -> Floats:
+def _summed(name: str, seg: Segment, docs: npt.NDArray[np.int32], weights: Floats) -> Floats:
     """Each document's score: the weights of its postings summed."""
     try:
-        total = np.bincount(seg.docs[index], weights=weights, minlength=seg.size)
+        total = np.bincount(docs, weights=weights, minlength=seg.size)
     except ValueError as exc:  # a negative document number
         raise DamagedSegment(name) from exc
     if total.size > seg.size:
