@@ -183,6 +183,8 @@ class EngineCache:
             else:
                 opened += 1
             chunks[repo], files[repo], paths[repo] = found.chunks, found.files, found.paths
+        if rebuilt and self._files is not None:  # rare: a good moment to drop what nothing needs
+            self._files.sweep(stamps)
         log.debug(
             "lexical engine at generation %d: of %d repositories, %d opened, %d rebuilt, in %.3f s",
             current,

@@ -31,8 +31,9 @@ import mmap
 import os
 import struct
 import tempfile
+import time
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ SUFFIX = ".seg"
 _PREFIX = struct.Struct("<5sB2xQ")  # magic, version, header length
 _CRC = struct.Struct("<I")
 _ALIGN = 64
+STALE_TEMP_SECONDS = 3600.0  # a temporary file this old belongs to no live writer
 _SEGMENT_ARRAYS = ("ids", "terms", "indptr", "docs", "saturated", "counts", "norm")
 _VIEW_ARRAYS = ("terms", "indptr", "docs", "saturated", "counts")  # ids, norm: the parent's
 # Arrays every query or file lookup reads: their checksums are verified when a file opens.
@@ -212,7 +214,7 @@ class SegmentFiles:
         except OSError as exc:  # a read-only or full disk: searches still work, from memory
             log.warning("could not write the segment file of %s: %s", found.repo, exc)
             return False
-        self.remove(found.repo, below=found.generation)
+        self.remove(found.repo, keep=found.generation)
         return True
 
     def _header(
@@ -226,18 +228,47 @@ class SegmentFiles:
             "views": [list(k) for k in found.chunks.views],
         }
 
-    def remove(self, repo: str, *, below: int | None = None) -> int:
-        """Delete the repository's files (only generations under `below` when given)."""
+    def remove(self, repo: str, *, keep: int | None = None) -> int:
+        """Delete the repository's files (all but generation `keep` when given)."""
+        return self._unlink(entry for stamp, entry in self._generations(repo) if stamp != keep)
+
+    def sweep(self, current: Mapping[str, int]) -> int:
+        """Delete files of repositories or generations not in `current` (repo -> stamp), and
+        temporary files a crashed writer left over an hour ago."""
+        wanted = {self.path(repo, stamp).name for repo, stamp in current.items()}
+        try:
+            entries = list(self.directory.iterdir())
+        except OSError:
+            return 0
+        old = time.time() - STALE_TEMP_SECONDS
+        return self._unlink(
+            entry
+            for entry in entries
+            if (
+                entry.suffix == SUFFIX
+                and not entry.name.startswith(".")
+                and entry.name not in wanted
+            )
+            or (entry.name.startswith(".writing-") and _mtime(entry) < old)
+        )
+
+    @staticmethod
+    def _unlink(entries: Iterable[Path]) -> int:
         removed = 0
-        for stamp, entry in self._generations(repo):
-            if below is not None and stamp >= below:
-                continue
+        for entry in entries:
             try:
                 entry.unlink()  # a process still mapping it keeps its pages until it lets go
                 removed += 1
             except OSError as exc:
                 log.debug("could not remove %s: %s", entry, exc)
         return removed
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return float("inf")
 
 
 # -- the file format -----------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -280,3 +281,30 @@ def test_path_table_finds_every_path_and_no_other() -> None:
     assert {fid: table.get(fid) for fid in paths} == paths
     assert table.get(5) is None and table.get(100) is None and table.get(0) is None
     assert PathTable.of({}).get(1) is None
+
+
+def test_a_rebuild_sweeps_files_nothing_needs(db_path: Path) -> None:
+    filled(db_path)
+    seg_files(db_path)[0].unlink()  # one repository must be rebuilt
+    folder = seg_dir(db_path)
+    stray = folder / "0123456789abcdef0123.7.seg"  # a repository this index does not hold
+    stray.write_bytes(b"x")
+    crashed = folder / ".writing-abc.seg"
+    crashed.write_bytes(b"half")
+    fresh = folder / ".writing-def.seg"  # another process may be writing it right now
+    fresh.write_bytes(b"half")
+    old = 0.0
+    os.utime(crashed, (old, old))
+    with LocalIndex(db_path) as idx:
+        idx.lexical(["callback"], repos=None, k=1)
+    assert not stray.exists() and not crashed.exists() and fresh.exists()
+    assert len(seg_files(db_path)) == 2
+
+
+def test_writing_a_generation_removes_the_others(tmp_path: Path) -> None:
+    store = SegmentFiles(tmp_path, "uid")
+    for stamp in (3, 9):
+        store.path("alpha", stamp).write_bytes(b"old")
+    store.path("beta", 1).write_bytes(b"other repository")
+    assert store.remove("alpha", keep=9) == 1
+    assert store.path("alpha", 9).exists() and store.path("beta", 1).exists()
