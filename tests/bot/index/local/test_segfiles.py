@@ -33,7 +33,7 @@ def seg_dir(db_path: Path) -> Path:
 
 
 def seg_files(db_path: Path) -> list[Path]:
-    return sorted(seg_dir(db_path).glob("*.seg"))
+    return sorted(p for p in seg_dir(db_path).glob("*.seg") if not p.name.startswith("."))
 
 
 def filled(db_path: Path) -> None:
