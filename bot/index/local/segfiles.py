@@ -14,10 +14,10 @@ The header names the index (`uid`, a random id kept in the SQLite file's `meta`,
 deleted and recreated index never meets an old file), the repository, the generation
 stamp its rows had (`lexical_segments`), the field weights, the file's size and each
 array's dtype, shape, offset and CRC-32. Opening checks all of it, and the CRCs of the
-small arrays every query reads (ids, terms, indptr, norm, paths); the large ones
-(docs, saturated, counts) are only mapped, so memory follows the pages queries touch,
-and a posting pointing past its segment is caught when it is scored
-(`bm25.DamagedSegment`). A file is written to a temporary name, fsynced and renamed: a
+small arrays every query reads (ids, terms, indptr, norm, paths; read through the file, so
+they do not stay resident); the large ones (docs, saturated, counts) are only mapped, so
+memory follows the pages queries touch, and a posting pointing past its segment is caught
+when it is scored (`bm25.DamagedSegment`). A file is written to a temporary name, fsynced and renamed: a
 reader sees a whole file or none. Anything that does not match is rebuilt from the
 SQLite rows by the caller: a file is a cache, never the truth.
 """
@@ -51,6 +51,7 @@ SUFFIX = ".seg"
 _PREFIX = struct.Struct("<5sB2xQ")  # magic, version, header length
 _CRC = struct.Struct("<I")
 _ALIGN = 64
+_READ_PIECE = 1 << 20
 STALE_TEMP_SECONDS = 3600.0  # a temporary file this old belongs to no live writer
 _SEGMENT_ARRAYS = ("ids", "terms", "indptr", "docs", "saturated", "counts", "norm")
 _VIEW_ARRAYS = ("terms", "indptr", "docs", "saturated", "counts")  # ids, norm: the parent's
@@ -160,6 +161,9 @@ class SegmentFiles:
                 size = os.fstat(handle.fileno()).st_size
                 if size != header.get("size"):
                     log.warning("segment file %s is truncated; rebuilding it", path.name)
+                    return None
+                if not _checksums_match(handle, header):
+                    log.warning("segment file %s fails its checksums; rebuilding it", path.name)
                     return None
                 mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if size else None
         except FileNotFoundError:
@@ -346,11 +350,32 @@ def _read_header(handle: Any) -> dict[str, Any] | None:
     return header if isinstance(header, dict) else None
 
 
+def _checksums_match(handle: Any, header: Mapping[str, Any]) -> bool:
+    """The checked arrays' CRCs, read through the file rather than the mapping: the pages
+    go to the page cache, not into this process's resident memory."""
+    try:
+        for _, _, _, offset, nbytes, crc in header["arrays"]:
+            if crc is None:
+                continue
+            handle.seek(offset)
+            value, left = 0, int(nbytes)
+            while left:
+                piece = handle.read(min(left, _READ_PIECE))
+                if not piece:
+                    return False
+                value, left = zlib.crc32(piece, value), left - len(piece)
+            if value != crc:
+                return False
+    except (ValueError, TypeError, OverflowError):  # a header of the wrong shape
+        return False
+    return True
+
+
 def _segments(
     repo: str, generation: int, header: Mapping[str, Any], mapped: mmap.mmap | None
 ) -> RepoSegments:
     arrays: dict[str, np.ndarray[Any, Any]] = {}
-    for name, dtype, shape, offset, nbytes, crc in header["arrays"]:
+    for name, dtype, shape, offset, nbytes, _checksum in header["arrays"]:
         kind = np.dtype(dtype)
         count = int(np.prod(shape, dtype=np.int64))
         if count * kind.itemsize != nbytes:
@@ -359,8 +384,6 @@ def _segments(
             array = np.zeros(shape, dtype=kind)
         else:
             array = np.frombuffer(mapped, dtype=kind, count=count, offset=offset).reshape(shape)
-        if crc is not None and _crc(array) != crc:
-            raise ValueError(f"{name}: checksum mismatch")
         arrays[name] = array
     chunks = _segment(arrays, "chunks")
     for number, fields in enumerate(header["views"]):
