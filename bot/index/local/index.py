@@ -17,19 +17,19 @@ import logging
 import math
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
 from bot.errors import StoreError
 from bot.index.base import FIELDS, ChangeSet, IndexStats, TermStats
 from bot.index.local import bm25, rowcache, schema
-from bot.index.local.lexical import EngineCache, Weights, query_hashes
+from bot.index.local.lexical import EngineCache, Weights, field_weights, query_hashes
 from bot.index.local.segfiles import SegmentFiles
 from bot.index.local.termcounts import term_hash
 from bot.index.local.vectors import VectorCache, vector_generation
@@ -37,7 +37,6 @@ from bot.models import Chunk, FileEntry, FileHit, Hit, RepoState
 from bot.store.sqlite import raise_if_disk_full
 
 log = logging.getLogger(__name__)
-_T = TypeVar("_T")
 
 _DAMAGED = "The index file is damaged or is not a codecite index; delete it and reindex."
 # Queries on some fields the retriever runs on every question: their views are kept on disk.
@@ -97,7 +96,7 @@ class LocalIndex:
             _weight("file_path_weight", file_path_weight),
             _weight("file_body_weight", file_body_weight),
         )
-        views = tuple(self._field_weights(fields) for fields in _VIEWS)
+        views = tuple(field_weights(FIELDS, self._chunk_weights, fields) for fields in _VIEWS)
         self._weights = Weights(self._chunk_weights, file_weights, views)
         self._lexical = EngineCache(self._weights)
         self._local = threading.local()
@@ -184,11 +183,8 @@ class LocalIndex:
         self._persist(change.repo)
 
     def _persist(self, repo: str) -> None:
-        """Write the repository's segment file now, so no later process builds it.
-
-        After the commit: the file is named by the committed stamp; a crash before it is
-        written only means the next reader builds it, as it did before files existed.
-        """
+        """Write the repository's segment file (named by the committed stamp) for the next
+        process; a crash before it is written only means a reader builds it."""
         try:
             with self._read() as conn:
                 self._lexical.persist(conn, repo)
@@ -221,11 +217,11 @@ class LocalIndex:
 
     def chunks_of(self, repo: str, path: str) -> list[Chunk]:
         rows = self._query(
-            f"SELECT {schema.CHUNK_COLUMNS} FROM chunks c WHERE c.repo = ? AND c.path = ?"
+            f"SELECT {rowcache.CHUNK_COLUMNS} FROM chunks c WHERE c.repo = ? AND c.path = ?"
             " ORDER BY c.start_line, c.end_line, c.rid",
             (repo, path),
         )
-        return [_chunk(row) for row in rows]
+        return [rowcache.chunk_of_row(row) for row in rows]
 
     def ids_by_prefix(self, prefix: str) -> list[str]:
         upper = prefix_upper_bound(prefix)
@@ -253,7 +249,7 @@ class LocalIndex:
             return []
         chosen = None
         if fields is not None and set(fields) != set(FIELDS):
-            chosen = self._field_weights(fields)
+            chosen = field_weights(FIELDS, self._chunk_weights, fields)
 
         def search() -> list[Hit]:
             with self._read() as conn:  # one snapshot: the engine's rowids are the rows fetched
@@ -262,25 +258,7 @@ class LocalIndex:
                 chunks = self._chunks(conn, [rid for rid, _ in best])
             return [Hit(chunks[rid], score) for rid, score in best if rid in chunks]
 
-        return self._rebuilding_damaged(search)
-
-    def _field_weights(self, fields: Sequence[str]) -> tuple[float, ...]:
-        """The chunk weights of a query on some fields (0 for the others)."""
-        pairs = zip(FIELDS, self._chunk_weights, strict=True)
-        return tuple(w if f in fields else 0.0 for f, w in pairs)
-
-    def _rebuilding_damaged(self, search: Callable[[], _T]) -> _T:
-        """`search()`; a segment file that fails it is dropped and built again from the rows."""
-        dropped: set[str] = set()
-        while True:
-            try:
-                return search()
-            except bm25.DamagedSegment as exc:
-                if exc.name in dropped:
-                    raise StoreError(_DAMAGED, detail=str(exc)) from exc
-                log.warning("segment of %s damaged; rebuilding it from the index rows", exc.name)
-                dropped.add(exc.name)
-                self._lexical.discard(exc.name)
+        return self._lexical.rebuilding_damaged(search)
 
     def files_lexical(
         self, terms: Sequence[str], *, repos: frozenset[str] | None, k: int
@@ -296,7 +274,7 @@ class LocalIndex:
             where = [(engine.file(fid), score) for fid, score in best]
             return [FileHit(*found, score) for found, score in where if found is not None]
 
-        return self._rebuilding_damaged(search)
+        return self._lexical.rebuilding_damaged(search)
 
     def term_stats(self, tokens: Sequence[str], *, repos: frozenset[str] | None) -> TermStats:
         distinct = list(dict.fromkeys(tokens))
@@ -334,7 +312,7 @@ class LocalIndex:
     def _chunks(self, conn: sqlite3.Connection, rids: Sequence[int]) -> dict[int, Chunk]:
         """Chunks by rowid as of the snapshot `conn` reads, from memory when they are there."""
         at = rowcache.generation(conn)
-        return self._rows.get(at, rids, lambda todo: _chunks_by_rowid(conn, todo))
+        return self._rows.get(at, rids, lambda todo: rowcache.load_chunks(conn, todo))
 
     def stats(self) -> IndexStats:
         with self._read() as conn:
@@ -389,22 +367,6 @@ class LocalIndex:
 def _empty(repos: frozenset[str] | None, k: int) -> bool:
     """True when the answer is [] whatever is stored: no results wanted or nothing in scope."""
     return k <= 0 or (repos is not None and not repos)
-
-
-def _chunk(row: Sequence[Any]) -> Chunk:
-    repo, path, lang, start, end, kind, symbol, header, text, commit = row
-    return Chunk(repo, path, lang, start, end, kind, symbol, header, text, commit)
-
-
-def _chunks_by_rowid(conn: sqlite3.Connection, rids: Sequence[int]) -> dict[int, Chunk]:
-    if not rids:
-        return {}
-    rows = conn.execute(
-        f"SELECT c.rid, {schema.CHUNK_COLUMNS} FROM chunks c"
-        " WHERE c.rid IN (SELECT value FROM json_each(?))",
-        (json.dumps(list(rids)),),
-    )
-    return {int(row[0]): _chunk(row[1:]) for row in rows}
 
 
 def _repo_state(row: Sequence[Any]) -> RepoState:

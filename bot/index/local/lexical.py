@@ -15,9 +15,10 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TypeVar
 
 import numpy as np
 
@@ -27,6 +28,7 @@ from bot.index.local.segfiles import PathTable, RepoSegments, SegmentFiles
 from bot.index.local.termcounts import DAMAGED, term_hash
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 MAX_TERMS = 128  # more terms only slow the query down
 MAX_TERM_CHARS = 256
@@ -59,6 +61,13 @@ def query_hashes(terms: Sequence[str]) -> bm25.Hashes:
 def _term_hashes(term: str) -> tuple[int, ...]:
     """The hashes of a term's words; questions reuse the vocabulary, so this is cached."""
     return tuple(map(term_hash, _TOKEN.findall(term.lower())))
+
+
+def field_weights(
+    names: Sequence[str], weights: Sequence[float], fields: Sequence[str]
+) -> tuple[float, ...]:
+    """The weights of a query on some fields: each field's weight, 0 for those left out."""
+    return tuple(w if f in fields else 0.0 for f, w in zip(names, weights, strict=True))
 
 
 def generation(conn: sqlite3.Connection) -> int:
@@ -156,6 +165,19 @@ class EngineCache:
         if row is None or self._files.path(repo, int(row[0])).exists():
             return
         self._build(conn, repo, int(row[0]))
+
+    def rebuilding_damaged(self, search: Callable[[], _T]) -> _T:
+        """`search()`; a segment file that fails it is dropped and built again from the rows."""
+        dropped: set[str] = set()
+        while True:
+            try:
+                return search()
+            except bm25.DamagedSegment as exc:
+                if exc.name in dropped:
+                    raise StoreError(DAMAGED, detail=str(exc)) from exc
+                log.warning("segment of %s damaged; rebuilding it from the index rows", exc.name)
+                dropped.add(exc.name)
+                self.discard(exc.name)
 
     def discard(self, repo: str) -> None:
         """Forget a repository's segments and files (they were found damaged)."""

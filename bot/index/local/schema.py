@@ -70,11 +70,6 @@ INSERT INTO meta (key, value) VALUES ('lexical_generation', '0');
 INSERT INTO meta (key, value) VALUES ('rows_generation', '0');
 """
 
-# Columns that rebuild a Chunk, in constructor order (alias `c` for chunks).
-CHUNK_COLUMNS = (
-    "c.repo, c.path, c.language, c.start_line, c.end_line, c.kind, c.symbol, c.header, c.text,"
-    " c.commit_sha"
-)
 _CHUNK_ATTRS = tuple(
     "repo path language start_line end_line kind symbol header text commit".split()
 )
