@@ -39,6 +39,14 @@ Hashes = npt.NDArray[np.uint64]
 Ints = npt.NDArray[np.int64]
 
 
+class DamagedSegment(Exception):
+    """A segment whose postings point past its documents (a damaged segment file)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"segment {name!r} is damaged")
+        self.name = name
+
+
 @dataclass(frozen=True, slots=True)
 class Segment:
     """The documents of one repository (chunks, or files) and their postings."""
@@ -197,13 +205,24 @@ def search(
         if index.size == 0:
             continue
         weights = seg.saturated[index] * np.repeat(idf, lengths)  # tf' * idf of the term
-        total = np.bincount(seg.docs[index], weights=weights, minlength=seg.size)
-        hit = np.flatnonzero(total > 0)
+        total = _summed(name, seg, seg.docs[index], weights)
+        hit = np.flatnonzero(total)  # scores are never negative: nonzero is > 0
         scores.append(total[hit])
         ids.append(seg.ids[hit])
     if not scores:
         return []
     return _top(np.concatenate(scores), np.concatenate(ids), k)
+
+
+def _summed(name: str, seg: Segment, docs: npt.NDArray[np.int32], weights: Floats) -> Floats:
+    """Each document's score: the weights of its postings summed."""
+    try:
+        total = np.bincount(docs, weights=weights, minlength=seg.size)
+    except ValueError as exc:  # a negative document number
+        raise DamagedSegment(name) from exc
+    if total.size > seg.size:
+        raise DamagedSegment(name)
+    return total.astype(np.float64, copy=False)
 
 
 def frequencies(

@@ -29,7 +29,8 @@ import numpy as np
 from bot.errors import StoreError
 from bot.index.base import FIELDS, ChangeSet, IndexStats, TermStats
 from bot.index.local import bm25, rowcache, schema
-from bot.index.local.lexical import EngineCache, Weights, query_hashes
+from bot.index.local.lexical import EngineCache, Weights, field_weights, query_hashes
+from bot.index.local.segfiles import SegmentFiles
 from bot.index.local.termcounts import term_hash
 from bot.index.local.vectors import VectorCache, vector_generation
 from bot.models import Chunk, FileEntry, FileHit, Hit, RepoState
@@ -38,6 +39,8 @@ from bot.store.sqlite import raise_if_disk_full
 log = logging.getLogger(__name__)
 
 _DAMAGED = "The index file is damaged or is not a codecite index; delete it and reindex."
+# Queries on some fields the retriever runs on every question: their views are kept on disk.
+_VIEWS = (("path", "symbol"), ("path",))
 _BUSY = "The index is busy with another update; please try again shortly."
 
 
@@ -93,7 +96,9 @@ class LocalIndex:
             _weight("file_path_weight", file_path_weight),
             _weight("file_body_weight", file_body_weight),
         )
-        self._lexical = EngineCache(Weights(self._chunk_weights, file_weights))
+        views = tuple(field_weights(FIELDS, self._chunk_weights, fields) for fields in _VIEWS)
+        self._weights = Weights(self._chunk_weights, file_weights, views)
+        self._lexical = EngineCache(self._weights)
         self._local = threading.local()
         self._conns: dict[threading.Thread, sqlite3.Connection] = {}
         self._conns_lock = threading.Lock()
@@ -105,9 +110,12 @@ class LocalIndex:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             try:
                 schema.prepare(self._conn(), busy_timeout=self._busy_timeout)
+                uid = schema.segments_uid(self._conn())
             except BaseException:
                 self.close()
                 raise
+        self._segments = SegmentFiles(self.path.with_name(self.path.name + ".segments"), uid)
+        self._lexical = EngineCache(self._weights, self._segments)
 
     # -- connections and transactions ----------------------------------------
 
@@ -172,10 +180,21 @@ class LocalIndex:
         except Exception as exc:
             raise StoreError(detail=f"{type(exc).__name__}: {exc}") from exc
         log.debug("applied change set for %s", change.repo)
+        self._persist(change.repo)
+
+    def _persist(self, repo: str) -> None:
+        """Write the repository's segment file (named by the committed stamp) for the next
+        process; a crash before it is written only means a reader builds it."""
+        try:
+            with self._read() as conn:
+                self._lexical.persist(conn, repo)
+        except (StoreError, ValueError) as exc:  # the rows are in; the file is only a cache
+            log.warning("segment file of %s not written: %s", repo, exc)
 
     def remove_repo(self, repo: str) -> None:
         with self._write() as conn:
             schema.delete_repo(conn, repo)
+        self._segments.remove(repo)  # after the commit: until then it still answers
         log.info("removed repository %s from the index", repo)
 
     # -- reads ---------------------------------------------------------------
@@ -198,11 +217,11 @@ class LocalIndex:
 
     def chunks_of(self, repo: str, path: str) -> list[Chunk]:
         rows = self._query(
-            f"SELECT {schema.CHUNK_COLUMNS} FROM chunks c WHERE c.repo = ? AND c.path = ?"
+            f"SELECT {rowcache.CHUNK_COLUMNS} FROM chunks c WHERE c.repo = ? AND c.path = ?"
             " ORDER BY c.start_line, c.end_line, c.rid",
             (repo, path),
         )
-        return [_chunk(row) for row in rows]
+        return [rowcache.chunk_of_row(row) for row in rows]
 
     def ids_by_prefix(self, prefix: str) -> list[str]:
         upper = prefix_upper_bound(prefix)
@@ -230,14 +249,16 @@ class LocalIndex:
             return []
         chosen = None
         if fields is not None and set(fields) != set(FIELDS):
-            chosen = [
-                w if f in fields else 0.0 for f, w in zip(FIELDS, self._chunk_weights, strict=True)
-            ]
-        with self._read() as conn:  # one snapshot: the engine's rowids are the rows fetched
-            engine = self._lexical.get(conn)
-            best = bm25.search(engine.chunks, repos, hashes, k, chosen)
-            chunks = self._chunks(conn, [rid for rid, _ in best])
-        return [Hit(chunks[rid], score) for rid, score in best if rid in chunks]
+            chosen = field_weights(FIELDS, self._chunk_weights, fields)
+
+        def search() -> list[Hit]:
+            with self._read() as conn:  # one snapshot: the engine's rowids are the rows fetched
+                engine = self._lexical.get(conn)
+                best = bm25.search(engine.chunks, repos, hashes, k, chosen)
+                chunks = self._chunks(conn, [rid for rid, _ in best])
+            return [Hit(chunks[rid], score) for rid, score in best if rid in chunks]
+
+        return self._lexical.rebuilding_damaged(search)
 
     def files_lexical(
         self, terms: Sequence[str], *, repos: frozenset[str] | None, k: int
@@ -245,11 +266,15 @@ class LocalIndex:
         hashes = query_hashes(terms)
         if hashes.size == 0 or _empty(repos, k):
             return []
-        with self._read() as conn:  # the engine knows every file's path: no other query
-            engine = self._lexical.get(conn)
-        best = bm25.search(engine.files, repos, hashes, k)
-        where = [(engine.file(fid), score) for fid, score in best]
-        return [FileHit(*found, score) for found, score in where if found is not None]
+
+        def search() -> list[FileHit]:
+            with self._read() as conn:  # the engine knows every file's path: no other query
+                engine = self._lexical.get(conn)
+            best = bm25.search(engine.files, repos, hashes, k)
+            where = [(engine.file(fid), score) for fid, score in best]
+            return [FileHit(*found, score) for found, score in where if found is not None]
+
+        return self._lexical.rebuilding_damaged(search)
 
     def term_stats(self, tokens: Sequence[str], *, repos: frozenset[str] | None) -> TermStats:
         distinct = list(dict.fromkeys(tokens))
@@ -287,7 +312,7 @@ class LocalIndex:
     def _chunks(self, conn: sqlite3.Connection, rids: Sequence[int]) -> dict[int, Chunk]:
         """Chunks by rowid as of the snapshot `conn` reads, from memory when they are there."""
         at = rowcache.generation(conn)
-        return self._rows.get(at, rids, lambda todo: _chunks_by_rowid(conn, todo))
+        return self._rows.get(at, rids, lambda todo: rowcache.load_chunks(conn, todo))
 
     def stats(self) -> IndexStats:
         with self._read() as conn:
@@ -342,22 +367,6 @@ class LocalIndex:
 def _empty(repos: frozenset[str] | None, k: int) -> bool:
     """True when the answer is [] whatever is stored: no results wanted or nothing in scope."""
     return k <= 0 or (repos is not None and not repos)
-
-
-def _chunk(row: Sequence[Any]) -> Chunk:
-    repo, path, lang, start, end, kind, symbol, header, text, commit = row
-    return Chunk(repo, path, lang, start, end, kind, symbol, header, text, commit)
-
-
-def _chunks_by_rowid(conn: sqlite3.Connection, rids: Sequence[int]) -> dict[int, Chunk]:
-    if not rids:
-        return {}
-    rows = conn.execute(
-        f"SELECT c.rid, {schema.CHUNK_COLUMNS} FROM chunks c"
-        " WHERE c.rid IN (SELECT value FROM json_each(?))",
-        (json.dumps(list(rids)),),
-    )
-    return {int(row[0]): _chunk(row[1:]) for row in rows}
 
 
 def _repo_state(row: Sequence[Any]) -> RepoState:

@@ -15,17 +15,20 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TypeVar
 
 import numpy as np
 
 from bot.errors import StoreError
 from bot.index.local import bm25
+from bot.index.local.segfiles import PathTable, RepoSegments, SegmentFiles
 from bot.index.local.termcounts import DAMAGED, term_hash
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 MAX_TERMS = 128  # more terms only slow the query down
 MAX_TERM_CHARS = 256
@@ -60,6 +63,13 @@ def _term_hashes(term: str) -> tuple[int, ...]:
     return tuple(map(term_hash, _TOKEN.findall(term.lower())))
 
 
+def field_weights(
+    names: Sequence[str], weights: Sequence[float], fields: Sequence[str]
+) -> tuple[float, ...]:
+    """The weights of a query on some fields: each field's weight, 0 for those left out."""
+    return tuple(w if f in fields else 0.0 for f, w in zip(names, weights, strict=True))
+
+
 def generation(conn: sqlite3.Connection) -> int:
     row = conn.execute(_GENERATION).fetchone()
     if row is None:
@@ -88,10 +98,15 @@ def forget(conn: sqlite3.Connection, repo: str) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Weights:
-    """Default field weights of chunk and file documents."""
+    """Default field weights of chunk and file documents, and the chunk views kept on disk."""
 
     chunk: tuple[float, ...]
     file: tuple[float, ...]
+    views: tuple[tuple[float, ...], ...] = ()  # field weights of the queries on some fields
+
+    @property
+    def key(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        return self.chunk, self.file
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +117,7 @@ class Engine:
     stamps: Mapping[str, int]
     chunks: Mapping[str, bm25.Segment]
     files: Mapping[str, bm25.Segment]
-    paths: Mapping[str, Mapping[int, str]]  # repo -> file rowid -> path
+    paths: Mapping[str, PathTable]  # repo -> file rowid -> path
 
     def file(self, fid: int) -> tuple[str, str] | None:
         """(repo, path) of a file document, without a query."""
@@ -114,12 +129,18 @@ class Engine:
 
 
 class EngineCache:
-    """The latest engine, shared by all threads; rebuilt in part when the generation moves."""
+    """The latest engine, shared by all threads; updated in part when the generation moves.
 
-    def __init__(self, weights: Weights) -> None:
+    A repository's segments come from its segment file when one matches its stamp
+    (`segfiles`), else they are built from its rows and the file is written.
+    """
+
+    def __init__(self, weights: Weights, files: SegmentFiles | None = None) -> None:
         self._weights = weights
+        self._files = files
         self._lock = threading.Lock()
         self._engine: Engine | None = None
+        self.built = 0  # repositories built from rows by this cache (tests read it)
 
     def get(self, conn: sqlite3.Connection) -> Engine:
         """The engine for the snapshot `conn` is reading (call inside a read transaction)."""
@@ -134,29 +155,79 @@ class EngineCache:
                 self._engine = engine
             return engine
 
+    def persist(self, conn: sqlite3.Connection, repo: str) -> None:
+        """Write `repo`'s segment file for the snapshot `conn` reads, unless it is there."""
+        if self._files is None:
+            return
+        row = conn.execute(
+            "SELECT generation FROM lexical_segments WHERE repo = ?", (repo,)
+        ).fetchone()
+        if row is None or self._files.path(repo, int(row[0])).exists():
+            return
+        self._build(conn, repo, int(row[0]))
+
+    def rebuilding_damaged(self, search: Callable[[], _T]) -> _T:
+        """`search()`; a segment file that fails it is dropped and built again from the rows."""
+        dropped: set[str] = set()
+        while True:
+            try:
+                return search()
+            except bm25.DamagedSegment as exc:
+                if exc.name in dropped:
+                    raise StoreError(DAMAGED, detail=str(exc)) from exc
+                log.warning("segment of %s damaged; rebuilding it from the index rows", exc.name)
+                dropped.add(exc.name)
+                self.discard(exc.name)
+
+    def discard(self, repo: str) -> None:
+        """Forget a repository's segments and files (they were found damaged)."""
+        with self._lock:
+            self._engine = None
+        if self._files is not None:
+            self._files.remove(repo)
+
     def _load(self, conn: sqlite3.Connection, current: int, old: Engine | None) -> Engine:
         started = time.perf_counter()
         stamps = dict(conn.execute("SELECT repo, generation FROM lexical_segments"))
         chunks: dict[str, bm25.Segment] = {}
         files: dict[str, bm25.Segment] = {}
-        paths: dict[str, Mapping[int, str]] = {}
-        rebuilt = 0
+        paths: dict[str, PathTable] = {}
+        opened = rebuilt = 0
         for repo, stamp in stamps.items():
             if old is not None and old.stamps.get(repo) == stamp:
                 chunks[repo], files[repo] = old.chunks[repo], old.files[repo]
                 paths[repo] = old.paths[repo]
                 continue
-            chunks[repo] = _segment(conn, "chunks", "rid", repo, self._weights.chunk)
-            files[repo], paths[repo] = _file_segment(conn, repo, self._weights.file)
-            rebuilt += 1
+            found = self._files.open(repo, stamp, self._weights.key) if self._files else None
+            if found is None:
+                found = self._build(conn, repo, stamp)
+                rebuilt += 1
+            else:
+                opened += 1
+            chunks[repo], files[repo], paths[repo] = found.chunks, found.files, found.paths
+        if rebuilt and self._files is not None:  # rare: a good moment to drop what nothing needs
+            self._files.sweep(stamps)
         log.debug(
-            "lexical engine at generation %d: %d of %d repositories rebuilt in %.3f s",
+            "lexical engine at generation %d: of %d repositories, %d opened, %d rebuilt, in %.3f s",
             current,
-            rebuilt,
             len(stamps),
+            opened,
+            rebuilt,
             time.perf_counter() - started,
         )
         return Engine(current, stamps, chunks, files, paths)
+
+    def _build(self, conn: sqlite3.Connection, repo: str, stamp: int) -> RepoSegments:
+        """Today's way: the segments from the rows, then kept in a file for the next process."""
+        chunks = _segment(conn, "chunks", "rid", repo, self._weights.chunk)
+        for fields in self._weights.views:
+            chunks.restricted(fields)
+        files, paths = _file_segment(conn, repo, self._weights.file)
+        found = RepoSegments(repo, stamp, chunks, files, PathTable.of(paths))
+        self.built += 1
+        if self._files is not None:
+            self._files.write(found, self._weights.key)
+        return found
 
     def clear(self) -> None:
         self._engine = None

@@ -15,10 +15,12 @@ used chunks go first.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from bot.models import Chunk
 
@@ -105,3 +107,27 @@ class ChunkCache:
     def clear(self) -> None:
         with self._lock:
             self._reset((-1, -1))
+
+
+# Columns that rebuild a Chunk, in constructor order (alias `c` for chunks).
+CHUNK_COLUMNS = (
+    "c.repo, c.path, c.language, c.start_line, c.end_line, c.kind, c.symbol, c.header, c.text,"
+    " c.commit_sha"
+)
+
+
+def chunk_of_row(row: Sequence[Any]) -> Chunk:
+    repo, path, lang, start, end, kind, symbol, header, text, commit = row
+    return Chunk(repo, path, lang, start, end, kind, symbol, header, text, commit)
+
+
+def load_chunks(conn: sqlite3.Connection, rids: Sequence[int]) -> dict[int, Chunk]:
+    """Chunks by rowid from the rows `conn` sees (what the cache does not hold)."""
+    if not rids:
+        return {}
+    rows = conn.execute(
+        f"SELECT c.rid, {CHUNK_COLUMNS} FROM chunks c"
+        " WHERE c.rid IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(rids)),),
+    )
+    return {int(row[0]): chunk_of_row(row[1:]) for row in rows}

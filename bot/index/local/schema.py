@@ -20,6 +20,7 @@ import json
 import logging
 import sqlite3
 import time
+import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC
@@ -31,7 +32,7 @@ from bot.index.base import ChangeSet
 from bot.index.local import lexical, rowcache
 from bot.index.local.files import FileRows
 from bot.index.local.migrate import migrate
-from bot.index.local.termcounts import ChunkText, chunk_text, texts_terms
+from bot.index.local.termcounts import DAMAGED, ChunkText, chunk_text, texts_terms
 from bot.index.local.vectors import bump_vector_generation, store_vectors
 from bot.models import Chunk, RepoState
 from bot.runtime.parallel import ordered_map
@@ -69,11 +70,6 @@ INSERT INTO meta (key, value) VALUES ('lexical_generation', '0');
 INSERT INTO meta (key, value) VALUES ('rows_generation', '0');
 """
 
-# Columns that rebuild a Chunk, in constructor order (alias `c` for chunks).
-CHUNK_COLUMNS = (
-    "c.repo, c.path, c.language, c.start_line, c.end_line, c.kind, c.symbol, c.header, c.text,"
-    " c.commit_sha"
-)
 _CHUNK_ATTRS = tuple(
     "repo path language start_line end_line kind symbol header text commit".split()
 )
@@ -107,6 +103,10 @@ def prepare(conn: sqlite3.Connection, *, busy_timeout: float = 30.0) -> None:
     try:
         _check_or_create(conn)
         rowcache.ensure_counter(conn)
+        conn.execute(  # names this index in its segment files (see segfiles.py)
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('segments_uid', ?)",
+            (uuid.uuid4().hex,),
+        )
         conn.execute("COMMIT")
     except BaseException:
         rollback(conn)
@@ -129,6 +129,13 @@ def _journal_mode_wal(conn: sqlite3.Connection, busy_timeout: float) -> str:
                 raise
         time.sleep(pause)
         pause = min(pause * 2, 0.2)
+
+
+def segments_uid(conn: sqlite3.Connection) -> str:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'segments_uid'").fetchone()
+    if row is None:
+        raise StoreError(DAMAGED, detail="no segments_uid in meta")
+    return str(row[0])
 
 
 def rollback(conn: sqlite3.Connection) -> None:

@@ -88,6 +88,8 @@ def test_forget_asks_first_then_removes_every_trace_and_nothing_else(repos: Any)
     queued = core.stores.jobs.enqueue("shop", "webhook")
     before = billing_answers(core)
     assert {h.chunk.repo for h in core.search("charge a customer", CLI)} == {"shop", "billing"}
+    segment_files = sorted(home.glob("*.segments/*.seg"))  # one per repository
+    assert len(segment_files) == 2
 
     asked = core.run_command("forget shop", ADMIN)
     assert asked.later is None and asked.ephemeral and asked.confirm == "forget shop yes"
@@ -112,6 +114,7 @@ def test_forget_asks_first_then_removes_every_trace_and_nothing_else(repos: Any)
     assert core.runs.last("shop") is None and core.runs.next_run("shop") is None
     assert core.stores.jobs.results([queued])[queued].state == FAILED
     assert not (home / "repos" / "shop").exists() and list((home / "repos").iterdir()) == []
+    assert len(left := sorted(home.glob("*.segments/*.seg"))) == 1 and left[0] in segment_files
     with pytest.raises(ScopeError, match=r"^There is no repository named 'shop' here\.$"):
         core.run_command("forget shop", ADMIN)
     with pytest.raises(NotIndexedError, match=r"^The repository 'shop' is not indexed\.$"):
