@@ -27,6 +27,7 @@ from bot.errors import BotError, PermissionDenied
 from bot.index.base import Index
 from bot.index.setup import prepare_index
 from bot.jobs import JobRunner, Notice, Outcome
+from bot.jobs.offload import ChildIngests
 from bot.jobs.upkeep import Upkeep
 from bot.llm.chat import LLM
 from bot.llm.embeddings import Embedder
@@ -42,7 +43,7 @@ from bot.scope import narrowed, scope_for, states_in_scope, validated
 from bot.store import StoreSet
 from bot.store.base import CommandHashes, EventClaims, FeedbackRecords, SymbolTable
 from bot.store.records import FeedbackRow
-from bot.wiring import make_embedder, make_index, make_llm, make_stores, make_symbols
+from bot.wiring import ingest_parts, make_embedder, make_index, make_llm, make_stores, make_symbols
 
 __all__ = ["CLI", "CommandResult", "Context", "Core"]
 
@@ -369,6 +370,14 @@ class Core:
         """Re-ingest one known repository now on this process's line (the scheduler's
         interval runs), never on an answer worker; an unknown name: no outcomes."""
         return self._upkeep.reindex_repo(name, trigger=trigger, quick=quick, wait=wait)
+
+    def ingest_in_children(self) -> None:
+        """From now on this process ingests in child processes (`serve`: `bot.jobs.offload`)."""
+        self._ingest.use_children(ChildIngests(self._settings, build=ingest_parts))
+
+    def stop_ingests(self) -> None:
+        """Cancel the ingests under way in child processes (shutdown); the index stays."""
+        self._ingest.stop_children()
 
     def note_next_run(self, repo: str, at: datetime | None) -> None:
         """When the scheduler will next re-ingest `repo` (shown by `status`)."""

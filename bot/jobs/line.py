@@ -5,9 +5,11 @@
     outcomes = future.result()   # [("shop", IngestReport | BotError)]
 
 Ingests run on the line's own threads, never on an answer worker, so a long
-reindex cannot hold up questions. Each repository is ingested under its
-cross-process lock (`stores.locks`) and every run is written to the run
-log, whatever triggered it. `index_repo` is the same locked, logged ingest for
+reindex cannot hold up questions; with `use_children` (`codecite serve`) the ingest
+itself runs in a child process at lower priority (`bot.jobs.offload`), so it does not
+hold this interpreter's GIL either, while the lock and the run log stay here. Each
+repository is ingested under its cross-process lock (`stores.locks`) and every run
+is written to the run log, whatever triggered it. `index_repo` is the same locked, logged ingest for
 callers that wait for it themselves (`codecite index`).
 """
 
@@ -26,6 +28,7 @@ from bot.errors import BotError, ScopeError
 from bot.index.base import Index
 from bot.ingest.pipeline import IngestOptions, Ingestor, IngestReport, Progress
 from bot.ingest.sources import default_name
+from bot.jobs.offload import ChildIngests
 from bot.llm.embeddings import Embedder
 from bot.store.base import IngestLocks, RunRecords, SymbolTable
 from bot.store.locks import RepositoryBusy
@@ -73,6 +76,11 @@ class IngestLine:
         self._embedder = embedder
         self._symbols = symbols
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="codecite-ingest")
+        self._children: ChildIngests | None = None
+
+    def use_children(self, children: ChildIngests | None) -> None:
+        """Run each ingest from now on in a child process (None: in the calling thread)."""
+        self._children = children
 
     def targets(self, names: Sequence[str] | None = None) -> list[Target]:
         """Configured repositories (and those only recorded in the index), by name."""
@@ -232,13 +240,24 @@ class IngestLine:
             token=settings.github_token.get_secret_value() if settings.github_token else None,
             max_file_bytes=settings.max_file_bytes,
         )
+        children = self._children
+        if children is not None:
+            return children.ingest(location, options, progress, quick)
         ingestor = Ingestor(
             self._index, home=settings.home, embedder=self._embedder, symbols=self._symbols
         )
         return ingestor.ingest(location, options, progress, quick=quick)
 
+    def stop_children(self) -> None:
+        """Cancel the ingests under way in child processes, and run no more there: each
+        fails as `Cancelled` and the index stays as it was."""
+        if self._children is not None:
+            self._children.cancel()
+
     def shutdown(self) -> None:
-        """Finish the jobs already accepted (they were promised), then stop the threads."""
+        """Finish the jobs already accepted (they were promised; those in child processes
+        are cancelled first, see `stop_children`), then stop the threads."""
+        self.stop_children()
         self._pool.shutdown(wait=True)
 
 
