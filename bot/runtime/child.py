@@ -157,7 +157,7 @@ class Children:
                 raise ChildDied(
                     f"The ingest's process stopped before it finished ({how}); the index is as "
                     "it was, and the next run tries again.",
-                    detail=f"process {process.pid}",
+                    detail=f"ingest process {process.pid}: {how}",
                 ) from None
             if kind == "log":
                 _handle(payload)

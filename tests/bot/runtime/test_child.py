@@ -100,7 +100,7 @@ def test_cancel_stops_the_child_and_refuses_new_work(tmp_path):
     def run() -> None:
         try:
             children.run(wait_for, (str(tmp_path / "never"),), on_report=started.append)
-        except BaseException as exc:  # noqa: BLE001 - the test looks at it
+        except BaseException as exc:
             outcome.append(exc)
 
     thread = threading.Thread(target=run)
