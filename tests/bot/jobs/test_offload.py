@@ -115,6 +115,8 @@ def test_a_scheduled_ingest_runs_in_a_child_and_the_parent_then_answers_from_it(
     report = scheduler.run_repo("shop", "schedule")
     assert report is not None and report.files_added == 1
     assert found(core, "refund partially captured invoice")[0] == "shop/refunds.py"
+    answer = core.ask("where is refund_partially_captured_invoice defined?", ADMIN)
+    assert answer.citations[0].path == "shop/refunds.py"  # the symbol table's answer too
     ingest_pids = {r.process for r in caplog.records if r.name.startswith("bot.ingest")}
     assert ingest_pids and os.getpid() not in ingest_pids  # every ingest log line: a child's
     last = core.runs.last("shop")
