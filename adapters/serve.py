@@ -201,8 +201,7 @@ def _ingests(core: Core, *, enabled: bool, in_children: bool) -> Iterator[Ingest
     if not enabled:
         yield None
         return
-    if in_children:
-        core.ingest_in_children()
+    stop_children = core.ingest_in_children() if in_children else None
     scheduler = IngestScheduler(core) if core.config.repos else None
     runner = core.job_runner()
     try:
@@ -212,7 +211,8 @@ def _ingests(core: Core, *, enabled: bool, in_children: bool) -> Iterator[Ingest
         runner.start()
         yield scheduler
     finally:
-        core.stop_ingests()
+        if stop_children is not None:
+            stop_children()
         runner.stop()
         if scheduler is not None:
             scheduler.shutdown()

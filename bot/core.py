@@ -27,7 +27,6 @@ from bot.errors import BotError, PermissionDenied
 from bot.index.base import Index
 from bot.index.setup import prepare_index
 from bot.jobs import JobRunner, Notice, Outcome
-from bot.jobs.offload import ChildIngests
 from bot.jobs.upkeep import Upkeep
 from bot.llm.chat import LLM
 from bot.llm.embeddings import Embedder
@@ -371,13 +370,9 @@ class Core:
         interval runs), never on an answer worker; an unknown name: no outcomes."""
         return self._upkeep.reindex_repo(name, trigger=trigger, quick=quick, wait=wait)
 
-    def ingest_in_children(self) -> None:
-        """From now on this process ingests in child processes (`serve`: `bot.jobs.offload`)."""
-        self._ingest.use_children(ChildIngests(self._settings, build=ingest_parts))
-
-    def stop_ingests(self) -> None:
-        """Cancel the ingests under way in child processes (shutdown); the index stays."""
-        self._ingest.stop_children()
+    def ingest_in_children(self) -> Callable[[], None]:
+        """Ingests run in child processes from now on (`bot.jobs.offload`); the result cancels."""
+        return self._ingest.in_children(ingest_parts)
 
     def note_next_run(self, repo: str, at: datetime | None) -> None:
         """When the scheduler will next re-ingest `repo` (shown by `status`)."""

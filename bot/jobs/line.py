@@ -5,7 +5,7 @@
     outcomes = future.result()   # [("shop", IngestReport | BotError)]
 
 Ingests run on the line's own threads, never on an answer worker, so a long
-reindex cannot hold up questions; with `use_children` (`codecite serve`) the ingest
+reindex cannot hold up questions; with `in_children` (`codecite serve`) the ingest
 itself runs in a child process at lower priority (`bot.jobs.offload`), so it does not
 hold this interpreter's GIL either, while the lock and the run log stay here. Each
 repository is ingested under its cross-process lock (`stores.locks`) and every run
@@ -28,7 +28,7 @@ from bot.errors import BotError, ScopeError
 from bot.index.base import Index
 from bot.ingest.pipeline import IngestOptions, Ingestor, IngestReport, Progress
 from bot.ingest.sources import default_name
-from bot.jobs.offload import ChildIngests
+from bot.jobs.offload import Build, ChildIngests
 from bot.llm.embeddings import Embedder
 from bot.store.base import IngestLocks, RunRecords, SymbolTable
 from bot.store.locks import RepositoryBusy
@@ -78,9 +78,11 @@ class IngestLine:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="codecite-ingest")
         self._children: ChildIngests | None = None
 
-    def use_children(self, children: ChildIngests | None) -> None:
-        """Run each ingest from now on in a child process (None: in the calling thread)."""
-        self._children = children
+    def in_children(self, build: Build) -> Callable[[], None]:
+        """Run each ingest from now on in a child process that opens its stores with
+        `build`; the function returned cancels those under way (`stop_children`)."""
+        self._children = ChildIngests(self._settings, build=build)
+        return self.stop_children
 
     def targets(self, names: Sequence[str] | None = None) -> list[Target]:
         """Configured repositories (and those only recorded in the index), by name."""

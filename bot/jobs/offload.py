@@ -1,8 +1,11 @@
 """Ingests in a child process, so the answering interpreter keeps its core.
 
     children = ChildIngests(settings, build=wiring.ingest_parts)
-    line.use_children(children)          # every ingest of the line now runs in a child
+    result = children.ingest(location, options, progress, quick)   # in a child, waited for
     children.cancel()                    # shutdown: stop them (the index stays as it was)
+
+`IngestLine.in_children` (`Core.ingest_in_children`, what `serve` calls) sends every
+ingest of the line this way.
 
 The parent keeps everything that is about the run: the repository's lock, the run
 log, the job table, what a waiting ingest is told. The child does the ingest itself

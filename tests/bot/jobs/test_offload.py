@@ -12,7 +12,7 @@ import signal
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -47,12 +47,24 @@ def shop(make_repo: Any) -> GitRepo:
 
 
 @pytest.fixture
-def core(shop: GitRepo) -> Iterator[Core]:
+def offloaded(shop: GitRepo) -> Iterator[tuple[Core, Callable[[], None]]]:
+    """A Core of a configured shop whose ingests run in children, as in `serve`, and the
+    function that cancels them."""
     config = FileConfig(repos=(RepoConfig(name="shop", path=str(shop.path)),))
     core = Core.from_settings(Settings(), config)
-    core.ingest_in_children()
-    yield core
+    stop = core.ingest_in_children()
+    yield core, stop
     core.close()
+
+
+@pytest.fixture
+def core(offloaded: tuple[Core, Callable[[], None]]) -> Core:
+    return offloaded[0]
+
+
+@pytest.fixture
+def stop_children(offloaded: tuple[Core, Callable[[], None]]) -> Callable[[], None]:
+    return offloaded[1]
 
 
 def found(core: Core, text: str) -> list[str]:
@@ -179,7 +191,7 @@ def test_a_child_killed_mid_ingest_fails_the_job_in_one_line_and_the_old_index_a
 
 
 def test_stopping_cancels_the_child_the_old_index_answers_and_no_process_is_left(
-    core: Core, shop: GitRepo
+    core: Core, shop: GitRepo, stop_children: Callable[[], None]
 ) -> None:
     core.index_repo(str(shop.path), name="shop")
     before = core.index.repo_states()
@@ -187,7 +199,7 @@ def test_stopping_cancels_the_child_the_old_index_answers_and_no_process_is_left
     with index_locked(core):
         future = core.reindex_repo("shop", trigger="schedule")
         pid = child_at_work(core)
-        core.stop_ingests()
+        stop_children()
     [(name, outcome)] = future.result(timeout=60)
     assert name == "shop" and isinstance(outcome, Cancelled)
     assert gone(pid) and multiprocessing.active_children() == []
@@ -199,13 +211,15 @@ def test_stopping_cancels_the_child_the_old_index_answers_and_no_process_is_left
         core.index_repo(str(shop.path), name="shop")
 
 
-def test_a_job_cancelled_at_shutdown_is_left_to_the_next_runner(core: Core, shop: GitRepo) -> None:
+def test_a_job_cancelled_at_shutdown_is_left_to_the_next_runner(
+    core: Core, shop: GitRepo, stop_children: Callable[[], None]
+) -> None:
     core.index_repo(str(shop.path), name="shop")
     add_refunds(shop)
     with index_locked(core), running_jobs(core):
         job_id = core.stores.jobs.enqueue("shop", "webhook", "github", quick=True)
         child_at_work(core)
-        core.stop_ingests()
+        stop_children()
     job = core.stores.jobs.results([job_id])[job_id]
     assert job.state == RUNNING and not job.finished  # its lease passes; another runner takes it
     assert multiprocessing.active_children() == []
