@@ -35,6 +35,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import statistics
 import sys
@@ -299,6 +300,9 @@ def report(args: argparse.Namespace, phases: dict[str, dict[str, Phase]]) -> boo
         print(f"{mode}: ingest of {args.ingest}: {'; '.join(ingest.results)}")
         print(f"{mode}: ingest seconds per round: {ingest.ingest_seconds}")
     print(f"load average at the end: {load_average()}")
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"peak RSS MB: this process {own:.0f} (in-thread ingests included), child {child:.0f}")
     if args.json:
         print(json.dumps({"rounds": args.rounds, "questions": args.questions, **rows}))
     expected = args.questions
