@@ -9,8 +9,8 @@ reindex cannot hold up questions; with `in_children` (`codecite serve`) the inge
 itself runs in a child process at lower priority (`bot.jobs.offload`), so it does not
 hold this interpreter's GIL either, while the lock and the run log stay here. Each
 repository is ingested under its cross-process lock (`stores.locks`) and every run
-is written to the run log, whatever triggered it. `index_repo` is the same locked, logged ingest for
-callers that wait for it themselves (`codecite index`).
+is written to the run log, whatever triggered it. `index_repo` is the same locked,
+logged ingest for callers that wait for it themselves (`codecite index`).
 """
 
 from __future__ import annotations
