@@ -1,23 +1,32 @@
-"""Load: a burst of concurrent questions through an AnswerQueue, idle and during a big ingest.
+"""Load: bursts of concurrent questions through an AnswerQueue, idle and during a big first index.
 
     .venv/bin/python bench/load.py                       # corpus: this repo; ingest: the stdlib
-    .venv/bin/python bench/load.py --questions 50 --ingest /path/to/big/tree --json
+    .venv/bin/python bench/load.py --rounds 2 --questions 50 --json
+    .venv/bin/python bench/load.py --modes thread        # the old way alone
 
-What it does, in one process, the way a chat adapter runs the core:
+What it does, in one process, the way `codecite serve` runs the core:
   1. indexes the corpus (this repository) into a fresh data directory with the
      local defaults (LocalIndex, no model: OPENAI_* are ignored unless --keep-env);
-  2. asks each question once to warm the caches (not measured), then
-     burst "idle": N questions from N threads at once (N users, N channels), each
-     submitted to an AnswerQueue(workers=limits.workers) and awaited like an adapter;
-  3. starts ingesting a large tree (the stdlib) in another thread and, once it is
-     under way, fires the same burst again ("ingest");
-  4. waits for the ingest and prints p50/p95 latency (submit to answer, which
-     includes the wait in line) and service time for both bursts, side by side.
+  2. asks each question once to warm the caches (not measured);
+  3. for each round and each ingest mode, alternating the order round by round
+     (thread, child; child, thread; ...):
+     - "idle": --bursts bursts of N questions from N threads at once (N users, N
+       channels), each submitted to an AnswerQueue(workers=limits.workers) and awaited
+       like an adapter;
+     - starts a first index of a large tree (the stdlib) and, once it is under way,
+       fires the same burst again and again while it runs (at most --bursts; a burst
+       counts only if the ingest was still running when it ended);
+       `thread`: the ingest runs in a thread of this process (the old default);
+       `child`: in a child process at lower priority (`Core.ingest_in_children`, what
+       `serve` does now);
+     - forgets the ingested tree, so that the next ingest is a first index again;
+  4. prints p50/p95 latency (submit to answer, which includes the wait in line) and
+     service time per mode and phase, pooled over rounds, the ratio of the p95 during
+     the ingest to the idle p95 of the same mode, the ingest times, and the load average.
 
 Every question must be answered: any error or refusal makes the exit status 1.
 The line is sized to hold the whole burst (--queue-size, default N): with the
-default queue_size of 32, a burst of 50 would get 14 "busy" replies by design.
-"""
+default queue_size of 32, a burst of 50 would get 14 "busy" replies by design."""
 
 from __future__ import annotations
 
@@ -26,6 +35,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import statistics
 import sys
@@ -33,7 +43,7 @@ import sysconfig
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -51,6 +61,7 @@ TEMPLATES = (
     "what calls {sym}?",
     "why does {sym} exist and what does it return?",
 )
+MODES = ("thread", "child")
 _DEF = re.compile(r"^\s*(?:def|class)\s+([A-Za-z_][A-Za-z0-9_]{3,})", re.MULTILINE)
 
 
@@ -119,10 +130,11 @@ def burst(core: Core, questions: list[str], phase: str, workers: int, size: int)
 class Ingest(threading.Thread):
     """Ingest a tree in the background; `started` is set at its first progress report."""
 
-    def __init__(self, core: Core, tree: Path) -> None:
+    def __init__(self, core: Core, tree: Path, name: str) -> None:
         super().__init__(name="load-ingest", daemon=True)
         self.core = core
         self.tree = tree
+        self.repo = name
         self.started = threading.Event()
         self.seconds = 0.0
         self.result: str = ""
@@ -132,7 +144,7 @@ class Ingest(threading.Thread):
         began = time.perf_counter()
         try:
             report = self.core.index_repo(
-                str(self.tree), name="ingest", progress=lambda *_: self.started.set()
+                str(self.tree), name=self.repo, progress=lambda *_: self.started.set()
             )
             self.result = f"{report.files:,} files, {report.chunks:,} chunks"
             self.ok = True
@@ -172,9 +184,9 @@ def summarize(outcomes: list[Outcome]) -> dict[str, float]:
 
 def print_table(rows: dict[str, dict[str, float]]) -> None:
     keys = list(next(iter(rows.values())))
-    print(f"{'':16}" + "".join(f"{phase:>14}" for phase in rows))
+    print(f"{'':16}" + "".join(f"{phase:>16}" for phase in rows))
     for key in keys:
-        print(f"{key:16}" + "".join(f"{rows[p][key]:>14}" for p in rows))
+        print(f"{key:16}" + "".join(f"{rows[p][key]:>16}" for p in rows))
 
 
 def parse_args() -> argparse.Namespace:
@@ -182,6 +194,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--questions", type=int, default=50)
     p.add_argument("--corpus", type=Path, default=ROOT, help="tree the questions are about")
     p.add_argument("--ingest", type=Path, default=STDLIB, help="tree to ingest meanwhile")
+    p.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    p.add_argument("--rounds", type=int, default=1, help="each mode once a round")
+    p.add_argument("--bursts", type=int, default=3, help="bursts per phase, at most")
     p.add_argument("--config", type=Path, help="a codecite.toml whose [limits] to use")
     p.add_argument("--workers", type=int, help="default: limits.workers (4)")
     p.add_argument("--queue-size", type=int, help="default: the number of questions")
@@ -191,34 +206,124 @@ def parse_args() -> argparse.Namespace:
     return p.parse_args()
 
 
+@dataclass
+class Phase:
+    """The outcomes of one mode's bursts, idle or during its ingests, over every round."""
+
+    outcomes: list[Outcome] = field(default_factory=list)
+    bursts: int = 0
+    ingest_seconds: list[float] = field(default_factory=list)
+    results: list[str] = field(default_factory=list)
+    ok: bool = True
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace, config: FileConfig) -> None:
+        self.args = args
+        self.core = Core.from_settings(Settings(), config)  # answers, and ingests in `thread`
+        self.offloaded = Core.from_settings(Settings(), config)  # ingests in `child`
+        self.offloaded.ingest_in_children()
+        self.workers = args.workers or config.limits.workers
+        self.size = args.queue_size if args.queue_size is not None else args.questions
+        self.questions: list[str] = []
+        self.round = 0
+
+    def prepare(self) -> None:
+        corpus = self.core.index_repo(str(self.args.corpus), name="corpus")
+        print(f"corpus {self.args.corpus}: {corpus.files:,} files, {corpus.chunks:,} chunks")
+        print(f"{self.args.questions} questions at once; workers={self.workers}, line={self.size}")
+        self.questions = build_questions(self.args.corpus, self.args.questions, self.args.seed)
+        self.warm()
+
+    def warm(self) -> None:
+        """Ask each question once, so every burst starts with warm caches."""
+        for text in self.questions:
+            self.core.ask(text, Context(platform="cli", user="warm-up", unlimited=True))
+
+    def idle(self, phase: Phase) -> None:
+        for _ in range(self.args.bursts):
+            phase.outcomes += burst(self.core, self.questions, "idle", self.workers, self.size)
+            phase.bursts += 1
+
+    def during_ingest(self, mode: str, phase: Phase) -> None:
+        ingester = self.core if mode == "thread" else self.offloaded
+        ingest = Ingest(ingester, self.args.ingest, f"ingest-{mode}")
+        ingest.start()
+        ingest.started.wait()
+        while ingest.is_alive() and phase.bursts < self.args.bursts * self.round:
+            outcomes = burst(self.core, self.questions, "ingest", self.workers, self.size)
+            if ingest.is_alive():  # a burst that saw the ingest end is not counted
+                phase.outcomes += outcomes
+                phase.bursts += 1
+        ingest.join()
+        phase.ingest_seconds.append(round(ingest.seconds, 1))
+        phase.results.append(ingest.result)
+        phase.ok = phase.ok and ingest.ok
+        self.core.forget_repo(ingest.repo)  # the next ingest is a first index again
+        self.warm()
+
+    def run(self) -> dict[str, dict[str, Phase]]:
+        phases = {m: {"idle": Phase(), "ingest": Phase()} for m in self.args.modes}
+        for number in range(1, self.args.rounds + 1):
+            self.round = number
+            order = self.args.modes if self.round % 2 else list(reversed(self.args.modes))
+            for mode in order:
+                print(f"round {self.round}, {mode}: load {load_average()}", flush=True)
+                self.idle(phases[mode]["idle"])
+                self.during_ingest(mode, phases[mode]["ingest"])
+        return phases
+
+    def close(self) -> None:
+        self.offloaded.close()
+        self.core.close()
+
+
+def load_average() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
+def report(args: argparse.Namespace, phases: dict[str, dict[str, Phase]]) -> bool:
+    rows: dict[str, dict[str, float]] = {}
+    for mode, by_phase in phases.items():
+        for name, phase in by_phase.items():
+            rows[f"{mode} {name}"] = {**summarize(phase.outcomes), "bursts": phase.bursts}
+        idle, busy = rows[f"{mode} idle"], rows[f"{mode} ingest"]
+        busy["p50_ratio"] = round(busy["p50_ms"] / idle["p50_ms"], 2) if idle["p50_ms"] else 0.0
+        busy["p95_ratio"] = round(busy["p95_ms"] / idle["p95_ms"], 2) if idle["p95_ms"] else 0.0
+        idle["p50_ratio"] = idle["p95_ratio"] = 1.0
+    print_table(rows)
+    for mode, by_phase in phases.items():
+        ingest = by_phase["ingest"]
+        print(f"{mode}: ingest of {args.ingest}: {'; '.join(ingest.results)}")
+        print(f"{mode}: ingest seconds per round: {ingest.ingest_seconds}")
+    print(f"load average at the end: {load_average()}")
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"peak RSS MB: this process {own:.0f} (in-thread ingests included), child {child:.0f}")
+    if args.json:
+        print(json.dumps({"rounds": args.rounds, "questions": args.questions, **rows}))
+    expected = args.questions
+    answered = all(
+        r["errors"] == 0 and r["answered"] == r["bursts"] * expected for r in rows.values()
+    )
+    measured = all(p["ingest"].bursts > 0 and p["ingest"].ok for p in phases.values())
+    if not measured:
+        print("an ingest failed, or ended before a whole burst ran beside it")
+    return answered and measured
+
+
 def run(args: argparse.Namespace) -> int:
     config = load_file_config(args.config) if args.config else FileConfig()
-    core = Core.from_settings(Settings(), config)
-    workers = args.workers or config.limits.workers
-    size = args.queue_size if args.queue_size is not None else args.questions
-    corpus = core.index_repo(str(args.corpus), name="corpus")
-    print(f"corpus {args.corpus}: {corpus.files:,} files, {corpus.chunks:,} chunks")
-    print(f"{args.questions} questions at once; workers={workers}, line={size}")
-    questions = build_questions(args.corpus, args.questions, args.seed)
-    for text in questions:  # warm the caches once, so both bursts start alike
-        core.ask(text, Context(platform="cli", user="warm-up", unlimited=True))
-
-    rows = {"idle": summarize(burst(core, questions, "idle", workers, size))}
-    ingest = Ingest(core, args.ingest)
-    ingest.start()
-    ingest.started.wait()
-    rows["during ingest"] = summarize(burst(core, questions, "ingest", workers, size))
-    overlapped = ingest.is_alive()
-    ingest.join()
-    core.close()
-
-    print_table(rows)
-    print(f"ingest of {args.ingest}: {ingest.result} in {ingest.seconds:.1f}s")
-    print(f"the second burst ran while the ingest was in progress: {overlapped}")
-    if args.json:
-        print(json.dumps({"workers": workers, "line": size, "overlapped": overlapped, **rows}))
-    failed = any(r["errors"] or r["answered"] != args.questions for r in rows.values())
-    return 1 if failed or not overlapped or not ingest.ok else 0
+    bench = Bench(args, config)
+    try:
+        bench.prepare()
+        phases = bench.run()
+    finally:
+        bench.close()
+    return 0 if report(args, phases) else 1
 
 
 def main() -> int:

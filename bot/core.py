@@ -85,14 +85,12 @@ class Core:
         self.embedder = embedder
         self.feedback = feedback or self.stores.feedback
         self.runs = self.stores.runs
-        # Answers (retrieval) and upkeep (ingest: tree-sitter, chunkers) are built by their
-        # first use, so a command that needs neither (`status`) never imports them.
+        # Built by first use, so `status` never imports retrieval or ingest (tree-sitter).
         self._answers = Once(
             lambda: wiring.make_composer(
                 settings, index, llm, embedder, self.symbols, expander=expander, pruner=pruner
             )
         )
-        # Ingests, re-index jobs and forgetting: what changes the index (`bot.jobs`).
         self._upkeep = Once(self._new_upkeep)
         self.index_repo = deferred(lambda: self._ingest.index_repo)  # `codecite index`
         self._limiter = Limiter(config.limits, lambda: self.stores.quota)
@@ -165,8 +163,7 @@ class Core:
         return self._config
 
     def event_claims(self) -> EventClaims:
-        """Exactly-once claims on incoming events (a platform's retries), shared by every
-        process that uses this core's store."""
+        """Exactly-once claims on incoming events (a platform's retries), in the shared store."""
         return self.stores.claims
 
     def command_hashes(self, name: str, what: str) -> CommandHashes:
@@ -368,9 +365,12 @@ class Core:
     def reindex_repo(
         self, name: str, *, trigger: str, quick: bool = False, wait: float | None = None
     ) -> Future[list[Outcome]]:
-        """Re-ingest one known repository now on this process's line (the scheduler's
-        interval runs), never on an answer worker; an unknown name: no outcomes."""
+        """Re-ingest a known repository now on the ingest line (the scheduler's runs); else []."""
         return self._upkeep.get().reindex_repo(name, trigger=trigger, quick=quick, wait=wait)
+
+    def ingest_in_children(self) -> Callable[[], None]:
+        """Ingests run in child processes from now on (`bot.jobs.offload`); the result cancels."""
+        return self._ingest.in_children(wiring.ingest_parts)
 
     def note_next_run(self, repo: str, at: datetime | None) -> None:
         """When the scheduler will next re-ingest `repo` (shown by `status`)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -113,6 +114,25 @@ def make_symbols(settings: Settings, stores: StoreSet | None = None) -> SymbolTa
             raise
         log.warning("no symbol table: %s", exc.detail or exc.user_message)
         return None
+
+
+def ingest_parts(
+    settings: Settings,
+) -> tuple[Index, Embedder | None, SymbolTable | None, Callable[[], None]]:
+    """What an ingest writes through, opened afresh (in an ingest's child process,
+    `bot.jobs.offload`), and the function that closes it all."""
+    stores = make_stores(settings)
+    index = make_index(settings, stores)
+    embedder = make_embedder(settings, stores)
+    symbols = make_symbols(settings, stores)
+
+    def close() -> None:
+        for resource in (embedder, index, symbols, stores):
+            closer = getattr(resource, "close", None)
+            if closer is not None:
+                closer()
+
+    return index, embedder, symbols, close
 
 
 def make_llm(settings: Settings, *, model: str | None = None) -> LLM | None:

@@ -5,10 +5,12 @@
     outcomes = future.result()   # [("shop", IngestReport | BotError)]
 
 Ingests run on the line's own threads, never on an answer worker, so a long
-reindex cannot hold up questions. Each repository is ingested under its
-cross-process lock (`stores.locks`) and every run is written to the run
-log, whatever triggered it. `index_repo` is the same locked, logged ingest for
-callers that wait for it themselves (`codecite index`).
+reindex cannot hold up questions; with `in_children` (`codecite serve`) the ingest
+itself runs in a child process at lower priority (`bot.jobs.offload`), so it does not
+hold this interpreter's GIL either, while the lock and the run log stay here. Each
+repository is ingested under its cross-process lock (`stores.locks`) and every run
+is written to the run log, whatever triggered it. `index_repo` is the same locked,
+logged ingest for callers that wait for it themselves (`codecite index`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from bot.errors import BotError, ScopeError
 from bot.index.base import Index
 from bot.ingest.pipeline import IngestOptions, Ingestor, IngestReport, Progress
 from bot.ingest.sources import default_name
+from bot.jobs.offload import Build, ChildIngests
 from bot.llm.embeddings import Embedder
 from bot.store.base import IngestLocks, RunRecords, SymbolTable
 from bot.store.locks import RepositoryBusy
@@ -73,6 +76,13 @@ class IngestLine:
         self._embedder = embedder
         self._symbols = symbols
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="codecite-ingest")
+        self._children: ChildIngests | None = None
+
+    def in_children(self, build: Build) -> Callable[[], None]:
+        """Run each ingest from now on in a child process that opens its stores with
+        `build`; the function returned cancels those under way (`stop_children`)."""
+        self._children = ChildIngests(self._settings, build=build)
+        return self.stop_children
 
     def targets(self, names: Sequence[str] | None = None) -> list[Target]:
         """Configured repositories (and those only recorded in the index), by name."""
@@ -232,13 +242,24 @@ class IngestLine:
             token=settings.github_token.get_secret_value() if settings.github_token else None,
             max_file_bytes=settings.max_file_bytes,
         )
+        children = self._children
+        if children is not None:
+            return children.ingest(location, options, progress, quick)
         ingestor = Ingestor(
             self._index, home=settings.home, embedder=self._embedder, symbols=self._symbols
         )
         return ingestor.ingest(location, options, progress, quick=quick)
 
+    def stop_children(self) -> None:
+        """Cancel the ingests under way in child processes, and run no more there: each
+        fails as `Cancelled` and the index stays as it was."""
+        if self._children is not None:
+            self._children.cancel()
+
     def shutdown(self) -> None:
-        """Finish the jobs already accepted (they were promised), then stop the threads."""
+        """Finish the jobs already accepted (they were promised; those in child processes
+        are cancelled first, see `stop_children`), then stop the threads."""
+        self.stop_children()
         self._pool.shutdown(wait=True)
 
 

@@ -10,8 +10,10 @@ cross-process lock and is written to the run log like every ingest: two runners 
 machines never ingest one repository at once. While a job runs, the runner heartbeats
 it every third of its lease; if this process dies, the heartbeats stop and another
 runner takes the job over once the lease has passed (the index it left answers
-meanwhile: an ingest only commits when it is whole). The result is recorded as the
-text `reindex` shows (`bot.reports.reindex_text`), for whoever waits for it.
+meanwhile: an ingest only commits when it is whole). A job whose ingest was cancelled
+because this process is stopping (`bot.jobs.offload`) is left the same way. The result
+is recorded as the text `reindex` shows (`bot.reports.reindex_text`), for whoever
+waits for it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from concurrent.futures import Future
 
 from bot.errors import BotError
 from bot.jobs.line import WORKERS, IngestLine, Outcome
+from bot.jobs.offload import Cancelled
 from bot.reports import reindex_text
 from bot.store.base import IngestJobs
 from bot.store.jobs import Job
@@ -155,6 +158,12 @@ class JobRunner:
             log.exception("job %d: the ingest of %s failed unexpectedly", job.id, job.repo)
             self._finish(job, ok=False, text=f"• {job.repo}: failed: {_UNEXPECTED}")
             return
+        if any(isinstance(outcome, Cancelled) for _, outcome in outcomes):
+            # This process is stopping: the job stays claimed, and the next runner takes it
+            # over once its lease has passed, as if this process had died.
+            log.info("job %d: %s left for the next runner (stopping)", job.id, job.repo)
+            self._release(job)
+            return
         ok = all(not isinstance(outcome, BotError) for _, outcome in outcomes)
         self._finish(job, ok=ok, text=reindex_text(outcomes))
 
@@ -164,6 +173,9 @@ class JobRunner:
                 log.warning("job %d: finished, but another runner had taken it over", job.id)
         except BotError as exc:  # its lease runs out and another runner does it again
             log.warning("job %d: result not recorded: %s", job.id, exc.detail)
+        self._release(job)
+
+    def _release(self, job: Job) -> None:
         with self._lock:
             self._running.pop(job.id, None)
         self.on_finish()

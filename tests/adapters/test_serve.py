@@ -155,3 +155,49 @@ def test_serve_runs_the_job_runner_with_the_scheduler_even_without_configured_re
     _discord_probe(monkeypatch, without_scheduler)
     assert serve(core, discord=True, schedule=False) == 0
     assert seen["late"] is None
+
+
+def test_serve_ingests_in_a_child_process_and_answers_from_what_it_wrote(
+    monkeypatch: pytest.MonkeyPatch, make_repo, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The one-process default: the boot pass and a chat `reindex` ingest in child processes;
+    this process answers from their index, and stopping leaves no child behind."""
+    import logging
+    import multiprocessing
+    import os
+    import time
+
+    from bot.context import Context
+    from tests.support.shop import build_shop
+
+    repo = make_repo("shop")
+    build_shop(repo)
+    config = FileConfig(repos=(RepoConfig(name="shop", path=str(repo.path)),))
+    core = Core.from_settings(Settings(), config)
+    admin = Context("discord", "U1", "C1", is_admin=True)
+    caplog.set_level(logging.INFO, logger="bot.ingest")
+    seen: dict[str, Any] = {}
+
+    def paths(text: str) -> list[str]:
+        return [hit.chunk.path for hit in core.search(text, admin)]
+
+    def chat() -> None:
+        deadline = time.monotonic() + 60
+        while core.never_indexed() and time.monotonic() < deadline:  # the boot pass
+            time.sleep(0.05)
+        seen["boot"] = paths("retry failed webhooks")
+        repo.write("shop/refunds.py", "def refund_captured_invoice(invoice):\n    return 0\n")
+        repo.commit("refunds")
+        seen["report"] = core.reindex("shop", admin).result(timeout=60)
+        seen["after"] = paths("refund captured invoice")
+
+    _discord_probe(monkeypatch, chat)
+    assert serve(core, discord=True) == 0
+    assert "shop/webhooks.py" in seen["boot"]
+    assert seen["report"].startswith("• shop: ") and "1 files updated" in seen["report"]
+    assert seen["after"][0] == "shop/refunds.py"
+    children = {r.process for r in caplog.records if r.name.startswith("bot.ingest")}
+    assert children and os.getpid() not in children and len(children) >= 2  # boot, reindex
+    assert multiprocessing.active_children() == []
+    last = core.runs.last("shop")
+    assert last is not None and last.ok and last.trigger == "discord command"
