@@ -108,7 +108,8 @@ def _env(*names: str) -> AliasChoices:
 class Settings(BaseSettings):
     """Environment settings. Field names are ours; the variable names are the interface."""
 
-    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+    # An empty variable (`CODECITE_HOME=`) means unset, not "the current directory".
+    model_config = SettingsConfigDict(extra="ignore", frozen=True, env_ignore_empty=True)
 
     home: Annotated[Path, Field(validation_alias=_env("CODECITE_HOME"))] = Path.home() / ".codecite"
     config_path: Annotated[Path | None, Field(validation_alias=_env("CODECITE_CONFIG"))] = None

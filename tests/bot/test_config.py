@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import pytest
@@ -87,3 +88,14 @@ def test_a_secret_is_named_but_never_shown(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_valid_values_of_an_unbounded_field() -> None:
     assert valid_values(Settings.model_fields["chat_model"]) == "text"
+
+
+def test_an_empty_variable_means_unset(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # `CODECITE_HOME=` once wrote the index into whatever directory codecite ran from.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CODECITE_HOME", "")
+    monkeypatch.setenv("CODECITE_INDEX", "")
+    settings = load_settings()
+    assert settings.home == Settings.model_fields["home"].default
+    assert settings.home != Path(".")
+    assert settings.index == "local"
