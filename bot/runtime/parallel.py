@@ -24,8 +24,10 @@ module first: a script that ingests must keep that under `if __name__ ==
 "__main__":` (codecite's entry points do). At most `AHEAD` batches per worker are in flight or
 waiting to be yielded, which bounds memory however long `items` is. Records
 logged in a worker are handled by the caller's loggers. If a worker dies (the
-pool breaks), its unfinished batches are redone in the calling thread; an
-exception raised by `work` itself propagates as it would serially.
+pool breaks), its unfinished batches are redone in the calling thread, or with
+`redo_broken=False` the map raises `WorkerDied` instead (for work that may itself
+be what kills a process); an exception raised by `work` itself propagates as it
+would serially.
 """
 
 from __future__ import annotations
@@ -57,6 +59,14 @@ STOP_SECONDS = 10.0  # for the log forwarding thread to drain after the workers 
 _STOP = None  # ends the log forwarding thread
 
 
+class WorkerDied(RuntimeError):
+    """A worker process died before finishing `batch` (see `redo_broken`)."""
+
+    def __init__(self, batch: list[Any]) -> None:
+        super().__init__(f"a worker process died with a batch of {len(batch)} items")
+        self.batch = batch
+
+
 def default_workers() -> int:
     """Worker processes beside the caller: one per further core this process may use."""
     try:
@@ -74,6 +84,7 @@ def ordered_map(
     batch_weight: int = BATCH_WEIGHT,
     parallel_above: int = PARALLEL_ABOVE,
     workers: int | None = None,
+    redo_broken: bool = True,
 ) -> Generator[R, None, None]:
     """`work` over `items` in batches, one result per item, in order (see the module doc).
 
@@ -94,7 +105,7 @@ def ordered_map(
         for batch in rest:
             yield from _checked(work(batch), batch)
         return
-    yield from _Pool(work, count).run(rest)
+    yield from _Pool(work, count, redo_broken).run(rest)
 
 
 def _batches(
@@ -128,9 +139,12 @@ class _Slot(Generic[T, R]):
 
 
 class _Pool(Generic[T, R]):
-    def __init__(self, work: Callable[[list[T]], list[R]], workers: int) -> None:
+    def __init__(
+        self, work: Callable[[list[T]], list[R]], workers: int, redo_broken: bool = True
+    ) -> None:
         self._work = work
         self._workers = workers
+        self._redo_broken = redo_broken
         self._executor: ProcessPoolExecutor | None = None
         self._logs: Any = None  # a multiprocessing queue of the workers' log records
         self._forwarder: threading.Thread | None = None
@@ -189,11 +203,14 @@ class _Pool(Generic[T, R]):
             return slot.future.result()
         except (BrokenExecutor, CancelledError):  # cancelled: by _broken, for a dead pool
             self._broken()
+            if not self._redo_broken:
+                raise WorkerDied(slot.batch) from None
             return self._work(slot.batch)
 
     def _broken(self) -> None:
         if self._executor is not None:
-            log.warning("a worker process died; finishing its work in this process")
+            if self._redo_broken:
+                log.warning("a worker process died; finishing its work in this process")
             self._executor.shutdown(wait=False, cancel_futures=True)
             self._executor = None
 

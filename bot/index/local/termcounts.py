@@ -14,9 +14,11 @@ counts, so no file is tokenised twice.
 from __future__ import annotations
 
 import hashlib
+import threading
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from itertools import pairwise
 
 import numpy as np
@@ -113,17 +115,45 @@ def texts_terms(items: Iterable[ChunkText]) -> list[bytes]:
     """The term counts of many chunks for FIELDS (path, symbol, header, body), in order.
 
     A file's chunks share their path, so its tokens are counted once per run of
-    chunks of that path.
+    chunks of that path. Chunks whose counts were handed over (`precounted`) are
+    not tokenised again.
     """
+    items = list(items)
+    # Taken, not looked up: each is written once, and the table shrinks as the write goes.
+    take = _PRECOUNTED.pop
+    known = [take(item, None) for item in items] if _PRECOUNTED else [None] * len(items)
     packer = _Packer()
     last_path, path_counts = None, Counter[str]()
-    for path, symbol, header, text in items:
+    for (path, symbol, header, text), blob in zip(items, known, strict=True):
+        if blob is not None:
+            continue
         if path != last_path:
             last_path, path_counts = path, Counter(path_tokens(path))
         packer.add_counts(
             (path_counts, token_counts(symbol), token_counts(header), token_counts(text))
         )
-    return packer.blobs()
+    counted = iter(packer.blobs())
+    return [next(counted) if blob is None else blob for blob in known]
+
+
+# Counts made ahead of the write (by ingest's worker processes), by what they depend on.
+# Counts are a pure function of that key, so an entry is right whoever finds it: two
+# ingests in two threads may share the table, and a missing entry is only counted again.
+_PRECOUNTED: dict[ChunkText, bytes] = {}
+_PRECOUNTED_LOCK = threading.Lock()
+
+
+@contextmanager
+def precounted(counted: Mapping[ChunkText, bytes]) -> Iterator[None]:
+    """While the block runs, `texts_terms` takes these chunks' counts as given."""
+    with _PRECOUNTED_LOCK:
+        _PRECOUNTED.update(counted)
+    try:
+        yield
+    finally:
+        with _PRECOUNTED_LOCK:
+            for key in counted:
+                _PRECOUNTED.pop(key, None)
 
 
 def chunk_terms(chunk: Chunk) -> bytes:
