@@ -10,6 +10,7 @@ byte for byte the batch the ingesting process would have prepared itself
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,8 @@ from bot.ingest.secrets import scrub
 from bot.models import Chunk, FileDoc, Span
 from bot.symbols.extract import analyze
 from bot.symbols.packed import PackedSymbols
+
+log = logging.getLogger(__name__)
 
 # A chunk's text is capped (a single enormous line can exceed any budget) so every store
 # keeps it whole: Pinecone's metadata is limited to 40 KB, and ids derive from the text.
@@ -65,6 +68,7 @@ def prepare_batch(batch: Batch) -> list[PreparedFile]:
         chunks = chunks_for(batch.repo, job.path, language, scrubbed.text, batch.commit, spans)
         doc = FileDoc(job.path, job.key, language, scrubbed.text, tuple(c.id for c in chunks))
         out.append((doc, chunks, found, scrubbed.found))
+    log.debug("prepared %d files of %s", len(out), batch.repo)  # the record names the process
     if not batch.terms:
         return [PreparedFile(*prepared, terms=[]) for prepared in out]
     # Counted together: one packing pass for the whole batch, then cut back per file.
