@@ -32,7 +32,7 @@ from bot.code.languages import language_for
 from bot.errors import SourceError
 from bot.index.base import ChangeSet, Index
 from bot.index.local.termcounts import ChunkText, chunk_text, precounted
-from bot.ingest.prepare import FileJob
+from bot.ingest.prepare import Batch, FileJob
 from bot.ingest.probe import current_commit
 from bot.ingest.sources import Source, SourceFile, default_name, open_source
 from bot.ingest.symbol_sync import SymbolSync
@@ -240,16 +240,13 @@ class Ingestor:
         docs: list[FileDoc] = []
         chunks: list[Chunk] = []
         counted: dict[ChunkText, bytes] = {}
-        keep_terms = _counts_terms(self._index)
-        jobs = (FileJob(f.path, file_key(f.blob), raw) for f, raw in source.read_many(files))
-        prepared = prepare_all(
-            jobs,
-            repo=repo,
-            commit=source.checkout.commit,
-            symbols=symbols.enabled,
-            terms=keep_terms,
-            processes=processes,
+        local = _is_local(self._index)
+        # The local index stores term counts (counted here, in the workers) and no file text.
+        like = Batch(
+            repo, source.checkout.commit, symbols.enabled, terms=local, file_text=not local
         )
+        jobs = (FileJob(f.path, file_key(f.blob), raw) for f, raw in source.read_many(files))
+        prepared = prepare_all(jobs, like, processes=processes)
         for done, p in enumerate(prepared, start=1):
             self.secrets_redacted.update(p.secrets)
             chunks.extend(p.chunks)
@@ -289,9 +286,9 @@ def _indexable_files(source: Source) -> tuple[list[SourceFile], Counter[str]]:
     return listed, skipped
 
 
-def _counts_terms(index: Index) -> bool:
-    """Whether the index stores term counts beside its chunks (`termcounts`): then they
-    are counted while the files are prepared, spread over the workers."""
+def _is_local(index: Index) -> bool:
+    """Whether the index is the SQLite one: it stores term counts beside its chunks
+    (`termcounts`) and sums a file's from its chunks, never reading `FileDoc.text`."""
     from bot.index.local.index import LocalIndex
 
     return isinstance(index, LocalIndex)

@@ -46,6 +46,7 @@ class Batch:
     commit: str
     symbols: bool  # also read definitions and references (there is a symbol table)
     terms: bool  # also count each chunk's terms (the index stores them)
+    file_text: bool = True  # keep each file's whole text in its FileDoc (an index reads it)
     files: Sequence[FileJob] = field(default_factory=tuple)
 
 
@@ -66,7 +67,8 @@ def prepare_batch(batch: Batch) -> list[PreparedFile]:
         language = language_for(job.path) or "text"
         spans, found = analyze(job.path, scrubbed.text, language, symbols=batch.symbols)
         chunks = chunks_for(batch.repo, job.path, language, scrubbed.text, batch.commit, spans)
-        doc = FileDoc(job.path, job.key, language, scrubbed.text, tuple(c.id for c in chunks))
+        text = scrubbed.text if batch.file_text else ""
+        doc = FileDoc(job.path, job.key, language, text, tuple(c.id for c in chunks))
         out.append((doc, chunks, found, scrubbed.found))
     log.debug("prepared %d files of %s", len(out), batch.repo)  # the record names the process
     if not batch.terms:

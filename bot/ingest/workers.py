@@ -18,6 +18,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from functools import partial
 
 from bot.errors import SourceError
@@ -52,20 +53,12 @@ def process_count(configured: int | None) -> int:
     return max(1, min(wanted, MAX_PROCESSES))
 
 
-def prepare_all(
-    jobs: Iterable[FileJob],
-    *,
-    repo: str,
-    commit: str,
-    symbols: bool,
-    terms: bool,
-    processes: int,
-) -> Iterator[PreparedFile]:
-    """Each job prepared, in order; see the module doc for where."""
-    work = partial(_prepare_jobs, repo, commit, symbols, terms)
+def prepare_all(jobs: Iterable[FileJob], like: Batch, *, processes: int) -> Iterator[PreparedFile]:
+    """Each job prepared as a file of `like` (its repository, commit and options), in
+    order; see the module doc for where."""
     try:
         yield from ordered_map(
-            work,
+            partial(_prepare_jobs, like),
             jobs,
             weight=_job_size,
             batch_weight=BATCH_CHARS,
@@ -78,10 +71,8 @@ def prepare_all(
         raise WorkerFailed(detail=f"a worker died on a batch from {first}") from exc
 
 
-def _prepare_jobs(
-    repo: str, commit: str, symbols: bool, terms: bool, jobs: list[FileJob]
-) -> list[PreparedFile]:
-    return prepare_batch(Batch(repo, commit, symbols=symbols, terms=terms, files=jobs))
+def _prepare_jobs(like: Batch, jobs: list[FileJob]) -> list[PreparedFile]:
+    return prepare_batch(replace(like, files=jobs))
 
 
 def _job_size(job: FileJob) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -88,13 +89,11 @@ def test_a_small_change_is_prepared_without_workers(make_repo, tmp_path, monkeyp
     assert _preparing_pids(caplog) == {os.getpid()}
 
 
-def die_in_a_worker(
-    repo: str, commit: str, symbols: bool, terms: bool, jobs: list[prepare.FileJob]
-) -> list[prepare.PreparedFile]:
+def die_in_a_worker(like: prepare.Batch, jobs: list[prepare.FileJob]) -> list[prepare.PreparedFile]:
     """A worker that dies as a parser crash would take it down (no exception, no reply)."""
     if str(os.getpid()) != os.environ["TEST_INGEST_PARENT"]:
         os._exit(3)
-    return prepare.prepare_batch(prepare.Batch(repo, commit, symbols, terms, jobs))
+    return prepare.prepare_batch(replace(like, files=jobs))
 
 
 def test_a_dead_worker_stops_the_ingest_and_loses_nothing(make_repo, tmp_path, monkeypatch):
