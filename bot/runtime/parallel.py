@@ -19,9 +19,10 @@ about 50 MB) would buy at most half of the work back.
 
 Workers are started with `spawn`, which is safe in a process that runs other
 threads (the bot's server), unlike `fork`; they live for one call, so an idle
-bot holds no extra memory. As with any `spawn`, a worker imports the main
-module first: a script that ingests must keep that under `if __name__ ==
-"__main__":` (codecite's entry points do). At most `AHEAD` batches per worker are in flight or
+bot holds no extra memory. Unlike a plain `spawn`, a worker does not run the
+caller's main module (for `codecite` that is the whole command line, 65 MB of
+imports in every worker): `work` must live in an importable module, and a worker
+imports only that. At most `AHEAD` batches per worker are in flight or
 waiting to be yielded, which bounds memory however long `items` is. Records
 logged in a worker are handled by the caller's loggers. If a worker dies (the
 pool breaks), its unfinished batches are redone in the calling thread, or with
@@ -34,12 +35,15 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import BrokenExecutor, CancelledError, Future
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
@@ -189,7 +193,9 @@ class _Pool(Generic[T, R]):
             if batch is None:
                 return
             try:
-                queue.append(_Slot(batch, future=self._executor.submit(self._work, batch)))
+                with _main_left_out():  # a submit may start a worker process
+                    future = self._executor.submit(self._work, batch)
+                queue.append(_Slot(batch, future=future))
             except (BrokenExecutor, OSError):  # a worker died, or could not be started
                 self._broken()
                 queue.append(_Slot(batch, results=self._work(batch)))
@@ -244,6 +250,29 @@ class _Pool(Generic[T, R]):
                 log.warning("worker log forwarding did not stop; leaving it behind")
             self._logs.close()
             self._logs.join_thread()
+
+
+_MAIN_LOCK = threading.Lock()
+
+
+@contextmanager
+def _main_left_out() -> Iterator[None]:
+    """While the block runs, a process started with `spawn` skips the main module: it
+    would re-run it by path (`__file__`) or by name (`__spec__`)."""
+    with _MAIN_LOCK:
+        main = sys.modules.get("__main__", ModuleType("__main__"))
+        path, spec = getattr(main, "__file__", None), getattr(main, "__spec__", None)
+        if path is not None:
+            del main.__file__
+        if spec is not None:
+            main.__spec__ = None  # read without a default
+        try:
+            yield
+        finally:
+            if path is not None:
+                main.__file__ = path
+            if spec is not None:
+                main.__spec__ = spec
 
 
 def _init_worker(logs: Any, level: int) -> None:
