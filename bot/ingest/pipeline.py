@@ -31,7 +31,7 @@ from pathlib import Path
 from bot.code.languages import language_for
 from bot.errors import SourceError
 from bot.index.base import ChangeSet, Index
-from bot.index.local.termcounts import ChunkText, chunk_text, precounted
+from bot.index.local.termcounts import ChunkText, chunk_text, pack, precounted
 from bot.ingest.prepare import Batch, FileJob
 from bot.ingest.probe import current_commit
 from bot.ingest.sources import Source, SourceFile, default_name, open_source
@@ -252,7 +252,8 @@ class Ingestor:
             chunks.extend(p.chunks)
             docs.append(p.doc)
             symbols.add(p.doc.path, p.doc.blob, p.symbols)  # from the same parse as the chunks
-            counted.update(zip(map(chunk_text, p.chunks), p.terms, strict=False))
+            if p.terms is not None:
+                counted.update(zip(map(chunk_text, p.chunks), pack(p.terms), strict=True))
             if progress is not None:
                 progress("chunk", done, len(files))
         return docs, chunks, counted

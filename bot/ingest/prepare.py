@@ -1,7 +1,7 @@
 """The CPU-bound part of ingesting files, as a pure function a worker process can run.
 
 For each file: scrub secrets, parse and cut it into chunks, read its symbols from
-the same parse, and count each chunk's terms (`bot.index.local.termcounts`).
+the same parse, and count each chunk's terms (`bot.text.termarrays`).
 Nothing here touches the index, the source or the symbol table, and the result
 depends on the arguments alone, so a batch prepared in a worker process is
 byte for byte the batch the ingesting process would have prepared itself
@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bot.code.languages import language_for
-from bot.index.local.termcounts import chunk_text, texts_terms
 from bot.ingest.secrets import scrub
 from bot.models import Chunk, FileDoc, Span
 from bot.symbols.extract import analyze
 from bot.symbols.packed import PackedSymbols
+from bot.text.termarrays import TermArrays, count_chunks
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class PreparedFile:
     chunks: list[Chunk]
     symbols: PackedSymbols
     secrets: Counter[str]  # secret kind -> how many were redacted
-    terms: list[bytes]  # each chunk's term counts, in `chunks` order; empty if not asked
+    terms: TermArrays | None  # each chunk's term counts, in `chunks` order, if asked
 
 
 def prepare_batch(batch: Batch) -> list[PreparedFile]:
@@ -71,14 +71,15 @@ def prepare_batch(batch: Batch) -> list[PreparedFile]:
         doc = FileDoc(job.path, job.key, language, text, tuple(c.id for c in chunks))
         out.append((doc, chunks, found, scrubbed.found))
     log.debug("prepared %d files of %s", len(out), batch.repo)  # the record names the process
-    if not batch.terms:
-        return [PreparedFile(*prepared, terms=[]) for prepared in out]
-    # Counted together: one packing pass for the whole batch, then cut back per file.
-    terms = iter(texts_terms(chunk_text(c) for _, chunks, _, _ in out for c in chunks))
     return [
-        PreparedFile(doc, chunks, found, secrets, [next(terms) for _ in chunks])
+        PreparedFile(doc, chunks, found, secrets, _counted(chunks) if batch.terms else None)
         for doc, chunks, found, secrets in out
     ]
+
+
+def _counted(chunks: list[Chunk]) -> TermArrays:
+    # Counted here, packed by the writer (`termcounts.pack`), which alone needs numpy.
+    return count_chunks((c.path, c.symbol, c.header, c.text) for c in chunks)
 
 
 def chunks_for(

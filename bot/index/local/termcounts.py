@@ -13,9 +13,7 @@ counts, so no file is tokenised twice.
 
 from __future__ import annotations
 
-import hashlib
 import threading
-from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -26,7 +24,10 @@ import numpy.typing as npt
 
 from bot.errors import StoreError
 from bot.models import Chunk
-from bot.text.tokens import path_tokens, token_counts
+from bot.text.termarrays import ChunkText as ChunkText  # re-exported for the writers
+from bot.text.termarrays import TermArrays, count_chunks
+from bot.text.termarrays import term_hash as term_hash
+from bot.text.tokens import path_tokens
 
 RECORD = np.dtype([("term", "<u8"), ("count", "<u2"), ("field", "u1")])
 MAX_COUNT = 65_535
@@ -34,67 +35,30 @@ CHUNK_BODY = 3  # index of "body" in bot.index.base.FIELDS
 FILE_FIELDS = ("path", "body")
 FILE_BODY = 1
 DAMAGED = "The index file is damaged or is not a codecite index; delete it and reindex."
-_FIELD_BYTE = [bytes([n]) for n in range(256)]
 
 Records = npt.NDArray[np.void]
 Ints = npt.NDArray[np.intp]
 FILES_BATCH_BYTES = 256 << 10  # chunk blobs summed per numpy pass: its temporaries are ~8x that
 
 
-def term_hash(token: str) -> int:
-    """The stable 64-bit id of a token (the same in every process and version)."""
-    return _hash_of(token)
-
-
-class _HashCache(dict[str, int]):
-    """token -> hash, computed once; a plain dict lookup is the hot path of indexing."""
-
-    # A larger vocabulary starts over rather than grow: 50,000 tokens (about 5 MB) cost the
-    # standard library's ingest 1% more tokenising than a million and 13 MB less memory.
-    LIMIT = 50_000
-
-    def __missing__(self, token: str) -> int:
-        if len(self) >= self.LIMIT:
-            self.clear()
-        digest = hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest()
-        value = self[token] = int.from_bytes(digest, "little")
-        return value
-
-
-_HASHES = _HashCache()
-_hash_of = _HASHES.__getitem__
-
-
-class _Packer:
+class _Packer(TermArrays):
     """Collects the records of many documents and packs them with one numpy call."""
 
-    def __init__(self) -> None:
-        self.terms = array("Q")
-        self.counts = array("L")
-        self.fields = bytearray()
-        self.ends: list[int] = []
-
-    def add(self, fields: Sequence[Iterable[str]]) -> None:
-        self.add_counts([Counter(tokens) for tokens in fields])
-
-    def add_counts(self, fields: Sequence[Mapping[str, int]]) -> None:
-        """One document from its fields' token counts (records in the mappings' order)."""
-        for number, counted in enumerate(fields):
-            self.terms.extend(map(_hash_of, counted))
-            self.counts.extend(counted.values())
-            self.fields.extend(_FIELD_BYTE[number] * len(counted))
-        self.ends.append(len(self.terms))
-
     def blobs(self) -> list[bytes]:
-        records = np.empty(len(self.terms), dtype=RECORD)
-        records["term"] = np.frombuffer(self.terms, dtype=np.uint64)
-        counts = np.frombuffer(self.counts, dtype=f"u{self.counts.itemsize}")
-        records["count"] = np.minimum(counts, MAX_COUNT)
-        records["field"] = np.frombuffer(self.fields, dtype=np.uint8)
-        packed = records.tobytes()
-        size = RECORD.itemsize
-        bounds = [0, *self.ends]
-        return [packed[a * size : b * size] for a, b in pairwise(bounds)]
+        return pack(self)
+
+
+def pack(arrays: TermArrays) -> list[bytes]:
+    """Each document's records, packed as stored."""
+    records = np.empty(len(arrays.terms), dtype=RECORD)
+    records["term"] = np.frombuffer(arrays.terms, dtype=np.uint64)
+    counts = np.frombuffer(arrays.counts, dtype=f"u{arrays.counts.itemsize}")
+    records["count"] = np.minimum(counts, MAX_COUNT)
+    records["field"] = np.frombuffer(arrays.fields, dtype=np.uint8)
+    packed = records.tobytes()
+    size = RECORD.itemsize
+    bounds = [0, *arrays.ends]
+    return [packed[a * size : b * size] for a, b in pairwise(bounds)]
 
 
 def encode(fields: Sequence[Iterable[str]]) -> bytes:
@@ -102,11 +66,6 @@ def encode(fields: Sequence[Iterable[str]]) -> bytes:
     packer = _Packer()
     packer.add(fields)
     return packer.blobs()[0]
-
-
-# What a chunk's term counts depend on: (path, symbol, header, text). Plain tuples, so a
-# batch of them pickles fast for a worker process.
-ChunkText = tuple[str, str, str, str]
 
 
 def chunk_text(chunk: Chunk) -> ChunkText:
@@ -124,17 +83,9 @@ def texts_terms(items: Iterable[ChunkText]) -> list[bytes]:
     # Taken, not looked up: each is written once, and the table shrinks as the write goes.
     take = _PRECOUNTED.pop
     known = [take(item, None) for item in items] if _PRECOUNTED else [None] * len(items)
-    packer = _Packer()
-    last_path, path_counts = None, Counter[str]()
-    for (path, symbol, header, text), blob in zip(items, known, strict=True):
-        if blob is not None:
-            continue
-        if path != last_path:
-            last_path, path_counts = path, Counter(path_tokens(path))
-        packer.add_counts(
-            (path_counts, token_counts(symbol), token_counts(header), token_counts(text))
-        )
-    counted = iter(packer.blobs())
+    counted = iter(
+        pack(count_chunks(item for item, blob in zip(items, known, strict=True) if blob is None))
+    )
     return [next(counted) if blob is None else blob for blob in known]
 
 
