@@ -156,6 +156,7 @@ def _runs(text: str) -> list[str]:
 
 # kebab-case words: CLI flags (`--setup-show`), message ids (`unused-import`), config keys.
 _KEBAB = re.compile(r"(?<!\w)[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z][A-Za-z0-9]*)+(?!\w)")
+_KEBAB_HINT = re.compile(r"[A-Za-z0-9]-[A-Za-z]")
 
 
 def compounds(text: str) -> list[str]:
@@ -166,9 +167,17 @@ def compounds(text: str) -> list[str]:
     """
     if "-" not in text:
         return []
+    # Every compound holds a letter or digit, a dash, a letter: most texts hold none, and
+    # none starts before the word of the first one, so the costly scan starts there.
+    hint = _KEBAB_HINT.search(text)
+    if hint is None:
+        return []
+    start = hint.start()
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        start -= 1
     return [
         m.group().lower().replace("-", "_")
-        for m in _KEBAB.finditer(text)
+        for m in _KEBAB.finditer(text, start)
         if len(m.group()) <= _MAX_TOKEN
     ]
 
