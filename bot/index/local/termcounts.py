@@ -96,6 +96,11 @@ _PRECOUNTED: dict[ChunkText, bytes] = {}
 _PRECOUNTED_LOCK = threading.Lock()
 
 
+def uncounted_size(item: ChunkText) -> int:
+    """The text `texts_terms` would tokenise for `item`: none when it was counted ahead."""
+    return 0 if item in _PRECOUNTED else len(item[3])
+
+
 @contextmanager
 def precounted(counted: Mapping[ChunkText, bytes]) -> Iterator[None]:
     """While the block runs, `texts_terms` takes these chunks' counts as given."""
