@@ -27,11 +27,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.code.languages import language_for
 from bot.errors import SourceError
 from bot.index.base import ChangeSet, Index
-from bot.index.local.termcounts import ChunkText, chunk_text, pack, precounted
 from bot.ingest.prepare import Batch, FileJob
 from bot.ingest.probe import current_commit
 from bot.ingest.sources import Source, SourceFile, default_name, open_source
@@ -40,6 +40,9 @@ from bot.ingest.workers import prepare_all, process_count
 from bot.llm.embeddings import Embedded, Embedder
 from bot.models import Chunk, FileDoc, FileEntry, RepoState
 from bot.store.base import SymbolTable
+
+if TYPE_CHECKING:
+    from bot.index.local.termcounts import ChunkText
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +155,9 @@ class Ingestor:
             source.close()  # its git process ends now, not during the embedding or at collection
         change, added, dropped = _change_set(name, source, old, docs, chunks, removed, len(listed))
         vectors, embedded = self._embed(change.upserts, progress)
+        # Imported here, as numpy is: `codecite` starts without them (see adapters.cli.interrupts).
+        from bot.index.local.termcounts import precounted
+
         with precounted(counted):  # the workers' term counts: not tokenised twice
             self._index.apply(_with_vectors(change, vectors))
         del counted
@@ -237,6 +243,8 @@ class Ingestor:
         processes: int,
     ) -> tuple[list[FileDoc], list[Chunk], dict[ChunkText, bytes]]:
         """The files' docs and chunks, and (for the local index) each chunk's term counts."""
+        from bot.index.local.termcounts import chunk_text, pack
+
         docs: list[FileDoc] = []
         chunks: list[Chunk] = []
         counted: dict[ChunkText, bytes] = {}

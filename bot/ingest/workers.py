@@ -15,7 +15,6 @@ crashes a parser would take this process down with it.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
@@ -47,6 +46,8 @@ def available_cores() -> int:
 def process_count(configured: int | None) -> int:
     """How many processes prepare files: the setting, else one per core this process may
     use; one inside a daemonic process (it may not start children)."""
+    import multiprocessing  # here: a command that never ingests does not load it
+
     if multiprocessing.current_process().daemon:
         return 1
     wanted = configured if configured is not None else available_cores()
