@@ -3,6 +3,7 @@
     .venv/bin/python bench/ingest.py                          # this repository and the stdlib
     .venv/bin/python bench/ingest.py --tree pylint-dev/pylint --clones /work/.mirror --repeat 5
     .venv/bin/python bench/ingest.py --tree NAME=/some/dir --no-peer
+    CODECITE_INGEST_WORKERS=1 .venv/bin/python bench/ingest.py ...  # codecite in one process
 
 For each tree: files/s, chunks/s, index bytes and peak RSS, for codecite (a
 fresh data directory, embedded index, no API keys) and for the peer
@@ -15,7 +16,8 @@ alike; medians over --repeat runs and ratios ours/peer are reported.
 
 Peak memory counts every process of a run: `os.wait4` gives the largest single
 process (a waited-for grandchild's peak is folded in as a maximum, not added),
-so `TreeMemory` also samples the summed RSS and PSS of all the run's processes
+so `TreeMemory` also samples the summed RSS and PSS of all the run's processes (codecite's
+ingest workers and multiprocessing's resource tracker included)
 every 50 ms; `peak_rss_mb` is the larger of the two. PSS splits pages shared
 between processes (libraries, a worker's copy of the interpreter) among them.
 """

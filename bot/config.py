@@ -184,6 +184,10 @@ class Settings(BaseSettings):
     max_file_bytes: Annotated[
         int, Field(validation_alias=_env("CODECITE_MAX_FILE_BYTES"), ge=1024)
     ] = 1_000_000
+    # Processes that parse, chunk and count terms during an ingest; unset: one per core.
+    ingest_workers: Annotated[
+        int | None, Field(validation_alias=_env("CODECITE_INGEST_WORKERS"), ge=1, le=64)
+    ] = None
     llm_timeout: Annotated[float, Field(validation_alias=_env("CODECITE_LLM_TIMEOUT"), gt=0)] = 60.0
 
     @property

@@ -27,27 +27,28 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.code.languages import language_for
 from bot.errors import SourceError
 from bot.index.base import ChangeSet, Index
+from bot.ingest.prepare import Batch, FileJob
 from bot.ingest.probe import current_commit
-from bot.ingest.secrets import scrub
 from bot.ingest.sources import Source, SourceFile, default_name, open_source
 from bot.ingest.symbol_sync import SymbolSync
+from bot.ingest.workers import prepare_all, process_count
 from bot.llm.embeddings import Embedded, Embedder
-from bot.models import Chunk, FileDoc, FileEntry, RepoState, Span
+from bot.models import Chunk, FileDoc, FileEntry, RepoState
 from bot.store.base import SymbolTable
-from bot.symbols.extract import analyze
+
+if TYPE_CHECKING:
+    from bot.index.local.termcounts import ChunkText
 
 log = logging.getLogger(__name__)
 
 # Bumped when chunking or indexed text changes, so every file is re-chunked once
 # (4: command-line options and irregular past forms became tokens).
 PIPELINE_VERSION = "4"
-# A chunk's text is capped (a single enormous line can exceed any budget) so every store
-# keeps it whole: Pinecone's metadata is limited to 40 KB, and ids derive from the text.
-MAX_CHUNK_CHARS = 24_000
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -60,6 +61,7 @@ class IngestOptions:
     exclude: Sequence[str] = ()
     token: str | None = None
     max_file_bytes: int = 1_000_000
+    workers: int | None = None  # processes preparing files; None: one per core
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,13 +147,20 @@ class Ingestor:
             changed = [f for f in listed if _needs_work(old.get(f.path), f)]
             removed = sorted(set(old) - {f.path for f in listed})
             symbols = SymbolSync(self._symbols, name)
-            docs, chunks = self._chunk(source, name, changed, symbols, progress)
+            docs, chunks, counted = self._chunk(
+                source, name, changed, symbols, progress, process_count(options.workers)
+            )
             symbols.read_missing(source, [(f, file_key(f.blob)) for f in listed], progress)
         finally:
             source.close()  # its git process ends now, not during the embedding or at collection
         change, added, dropped = _change_set(name, source, old, docs, chunks, removed, len(listed))
         vectors, embedded = self._embed(change.upserts, progress)
-        self._index.apply(_with_vectors(change, vectors))
+        # Imported here, as numpy is: `codecite` starts without them (see adapters.cli.interrupts).
+        from bot.index.local.termcounts import precounted
+
+        with precounted(counted):  # the workers' term counts: not tokenised twice
+            self._index.apply(_with_vectors(change, vectors))
+        del counted
         # After the index: the table records the commit it matches, so a crash or a failed
         # write here is noticed by lookups and mended by the next ingest.
         stored = symbols.write([f.path for f in listed], source.checkout.commit)
@@ -231,25 +240,31 @@ class Ingestor:
         files: list[SourceFile],
         symbols: SymbolSync,
         progress: Progress | None,
-    ) -> tuple[list[FileDoc], list[Chunk]]:
+        processes: int,
+    ) -> tuple[list[FileDoc], list[Chunk], dict[ChunkText, bytes]]:
+        """The files' docs and chunks, and (for the local index) each chunk's term counts."""
+        from bot.index.local.termcounts import chunk_text, pack
+
         docs: list[FileDoc] = []
         chunks: list[Chunk] = []
-        commit = source.checkout.commit
-        for done, (f, raw) in enumerate(source.read_many(files), start=1):
-            scrubbed = scrub(raw, f.path)  # before anything is stored, embedded or shown
-            self.secrets_redacted.update(scrubbed.found)
-            text = scrubbed.text
-            language = language_for(f.path) or "text"
-            spans, found = analyze(f.path, text, language, symbols=symbols.enabled)
-            file_chunks = _chunks_for(repo, f.path, language, text, commit, spans)
-            chunks.extend(file_chunks)
-            ids = tuple(c.id for c in file_chunks)
-            key = file_key(f.blob)
-            docs.append(FileDoc(f.path, key, language, text, ids))
-            symbols.add(f.path, key, found)  # from the same parse as the chunks
+        counted: dict[ChunkText, bytes] = {}
+        local = _is_local(self._index)
+        # The local index stores term counts (counted here, in the workers) and no file text.
+        like = Batch(
+            repo, source.checkout.commit, symbols.enabled, terms=local, file_text=not local
+        )
+        jobs = (FileJob(f.path, file_key(f.blob), raw) for f, raw in source.read_many(files))
+        prepared = prepare_all(jobs, like, processes=processes)
+        for done, p in enumerate(prepared, start=1):
+            self.secrets_redacted.update(p.secrets)
+            chunks.extend(p.chunks)
+            docs.append(p.doc)
+            symbols.add(p.doc.path, p.doc.blob, p.symbols)  # from the same parse as the chunks
+            if p.terms is not None:
+                counted.update(zip(map(chunk_text, p.chunks), pack(p.terms), strict=True))
             if progress is not None:
                 progress("chunk", done, len(files))
-        return docs, chunks
+        return docs, chunks, counted
 
     def _embed(
         self, chunks: Sequence[Chunk], progress: Progress | None
@@ -280,32 +295,16 @@ def _indexable_files(source: Source) -> tuple[list[SourceFile], Counter[str]]:
     return listed, skipped
 
 
+def _is_local(index: Index) -> bool:
+    """Whether the index is the SQLite one: it stores term counts beside its chunks
+    (`termcounts`) and sums a file's from its chunks, never reading `FileDoc.text`."""
+    from bot.index.local.index import LocalIndex
+
+    return isinstance(index, LocalIndex)
+
+
 def _needs_work(entry: FileEntry | None, f: SourceFile) -> bool:
     return entry is None or entry.blob != file_key(f.blob)
-
-
-def _chunks_for(
-    repo: str, path: str, language: str, text: str, commit: str, spans: list[Span]
-) -> list[Chunk]:
-    lines = text.splitlines()
-    out: list[Chunk] = []
-    for span in spans:
-        body = "\n".join(lines[span.start_line - 1 : span.end_line])[:MAX_CHUNK_CHARS]
-        out.append(
-            Chunk(
-                repo=repo,
-                path=path,
-                language=language,
-                start_line=span.start_line,
-                end_line=span.end_line,
-                kind=span.kind,
-                symbol=span.symbol,
-                header=span.header,
-                text=body,
-                commit=commit,
-            )
-        )
-    return out
 
 
 def _change_set(

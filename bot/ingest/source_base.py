@@ -128,8 +128,10 @@ class Source(ABC):
         """(file, text) in the given order; one streaming reader for everything not cached."""
         held = [self._take(f) for f in files]
         stream = self._read([f for f, data in zip(files, held, strict=True) if data is None])
-        for f, data in zip(files, held, strict=True):
+        for i, f in enumerate(files):
+            data, held[i] = held[i], None  # let each file's bytes go once it is read
             yield f, decode(data if data is not None else next(stream))
+            del data
 
     def _listing_reason(self, entry: Entry) -> str | None:
         if entry.kind != "file":

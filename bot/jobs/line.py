@@ -241,6 +241,7 @@ class IngestLine:
             exclude=configured.exclude if configured else (),
             token=settings.github_token.get_secret_value() if settings.github_token else None,
             max_file_bytes=settings.max_file_bytes,
+            workers=settings.ingest_workers,
         )
         children = self._children
         if children is not None:

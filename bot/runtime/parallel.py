@@ -19,25 +19,31 @@ about 50 MB) would buy at most half of the work back.
 
 Workers are started with `spawn`, which is safe in a process that runs other
 threads (the bot's server), unlike `fork`; they live for one call, so an idle
-bot holds no extra memory. As with any `spawn`, a worker imports the main
-module first: a script that ingests must keep that under `if __name__ ==
-"__main__":` (codecite's entry points do). At most `AHEAD` batches per worker are in flight or
+bot holds no extra memory. Unlike a plain `spawn`, a worker does not run the
+caller's main module (for `codecite` that is the whole command line, 65 MB of
+imports in every worker): `work` must live in an importable module, and a worker
+imports only that. At most `AHEAD` batches per worker are in flight or
 waiting to be yielded, which bounds memory however long `items` is. Records
 logged in a worker are handled by the caller's loggers. If a worker dies (the
-pool breaks), its unfinished batches are redone in the calling thread; an
-exception raised by `work` itself propagates as it would serially.
+pool breaks), its unfinished batches are redone in the calling thread, or with
+`redo_broken=False` the map raises `WorkerDied` instead (for work that may itself
+be what kills a process); an exception raised by `work` itself propagates as it
+would serially.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import BrokenExecutor, CancelledError, Future
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import chain
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
@@ -57,6 +63,14 @@ STOP_SECONDS = 10.0  # for the log forwarding thread to drain after the workers 
 _STOP = None  # ends the log forwarding thread
 
 
+class WorkerDied(RuntimeError):
+    """A worker process died before finishing `batch` (see `redo_broken`)."""
+
+    def __init__(self, batch: list[Any]) -> None:
+        super().__init__(f"a worker process died with a batch of {len(batch)} items")
+        self.batch = batch
+
+
 def default_workers() -> int:
     """Worker processes beside the caller: one per further core this process may use."""
     try:
@@ -74,6 +88,7 @@ def ordered_map(
     batch_weight: int = BATCH_WEIGHT,
     parallel_above: int = PARALLEL_ABOVE,
     workers: int | None = None,
+    redo_broken: bool = True,
 ) -> Generator[R, None, None]:
     """`work` over `items` in batches, one result per item, in order (see the module doc).
 
@@ -94,7 +109,7 @@ def ordered_map(
         for batch in rest:
             yield from _checked(work(batch), batch)
         return
-    yield from _Pool(work, count).run(rest)
+    yield from _Pool(work, count, redo_broken).run(rest)
 
 
 def _batches(
@@ -128,9 +143,12 @@ class _Slot(Generic[T, R]):
 
 
 class _Pool(Generic[T, R]):
-    def __init__(self, work: Callable[[list[T]], list[R]], workers: int) -> None:
+    def __init__(
+        self, work: Callable[[list[T]], list[R]], workers: int, redo_broken: bool = True
+    ) -> None:
         self._work = work
         self._workers = workers
+        self._redo_broken = redo_broken
         self._executor: ProcessPoolExecutor | None = None
         self._logs: Any = None  # a multiprocessing queue of the workers' log records
         self._forwarder: threading.Thread | None = None
@@ -175,7 +193,9 @@ class _Pool(Generic[T, R]):
             if batch is None:
                 return
             try:
-                queue.append(_Slot(batch, future=self._executor.submit(self._work, batch)))
+                with _main_left_out():  # a submit may start a worker process
+                    future = self._executor.submit(self._work, batch)
+                queue.append(_Slot(batch, future=future))
             except (BrokenExecutor, OSError):  # a worker died, or could not be started
                 self._broken()
                 queue.append(_Slot(batch, results=self._work(batch)))
@@ -189,11 +209,14 @@ class _Pool(Generic[T, R]):
             return slot.future.result()
         except (BrokenExecutor, CancelledError):  # cancelled: by _broken, for a dead pool
             self._broken()
+            if not self._redo_broken:
+                raise WorkerDied(slot.batch) from None
             return self._work(slot.batch)
 
     def _broken(self) -> None:
         if self._executor is not None:
-            log.warning("a worker process died; finishing its work in this process")
+            if self._redo_broken:
+                log.warning("a worker process died; finishing its work in this process")
             self._executor.shutdown(wait=False, cancel_futures=True)
             self._executor = None
 
@@ -227,6 +250,29 @@ class _Pool(Generic[T, R]):
                 log.warning("worker log forwarding did not stop; leaving it behind")
             self._logs.close()
             self._logs.join_thread()
+
+
+_MAIN_LOCK = threading.Lock()
+
+
+@contextmanager
+def _main_left_out() -> Iterator[None]:
+    """While the block runs, a process started with `spawn` skips the main module: it
+    would re-run it by path (`__file__`) or by name (`__spec__`)."""
+    with _MAIN_LOCK:
+        main = sys.modules.get("__main__", ModuleType("__main__"))
+        path, spec = getattr(main, "__file__", None), getattr(main, "__spec__", None)
+        if path is not None:
+            del main.__file__
+        if spec is not None:
+            main.__spec__ = None  # read without a default
+        try:
+            yield
+        finally:
+            if path is not None:
+                main.__file__ = path
+            if spec is not None:
+                main.__spec__ = spec
 
 
 def _init_worker(logs: Any, level: int) -> None:

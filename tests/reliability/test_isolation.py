@@ -28,7 +28,7 @@ from adapters.schedule import JOB_PREFIX, IngestScheduler
 from bot.config import Settings
 from bot.core import CLI, Core
 from bot.errors import SourceError
-from bot.ingest import pipeline
+from bot.ingest import prepare
 from tests.support.fault_tally import FaultTally, tally_fixture
 from tests.support.gitrepo import GitRepo
 from tests.support.shop import build_shop
@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 WEBHOOKS_Q = "where do we retry failed webhooks?"
 LEDGER_Q = "how is a ledger batch reconciled against the bank statement?"
 POISON = "ledger/summary.py"  # chunked after reconcile.py: the ingest fails midway
-ANALYZE = pipeline.analyze  # one parse gives a file's chunks and symbols
+ANALYZE = prepare.analyze  # one parse gives a file's chunks and symbols
 
 faults = tally_fixture()
 
@@ -273,7 +273,7 @@ def test_an_ingest_failing_midway_leaves_the_other_repositories_alone(
         shop_commit = repos["shop"].commit("refunds")
         for name, repo in repos.items():
             repo.push(bares[name])
-        monkeypatch.setattr(pipeline, "analyze", refuse(POISON))
+        monkeypatch.setattr(prepare, "analyze", refuse(POISON))
         faults.inject("ingest failing midway")
         reports = run.trigger({"shop", "ledger"})  # both at once, one of them fails
 
@@ -292,7 +292,7 @@ def test_an_ingest_failing_midway_leaves_the_other_repositories_alone(
         assert f"failed: {POISON} could not be parsed." in codecite_status(settings)
         faults.survive("ingest failing midway")
 
-        monkeypatch.setattr(pipeline, "analyze", ANALYZE)  # the parser is fixed
+        monkeypatch.setattr(prepare, "analyze", ANALYZE)  # the parser is fixed
         fixed = run.trigger({"ledger"})["ledger"]
         assert fixed is not None and fixed.files_added == 1 and fixed.files_changed == 1
         assert core.search("tranche", CLI, repos=frozenset({"ledger"}))
@@ -312,7 +312,7 @@ def test_a_crashing_ingest_is_recorded_for_status(
             raise RecursionError("maximum recursion depth exceeded")  # a parser bug
         return ANALYZE(file_path, text, language, **options)
 
-    monkeypatch.setattr(pipeline, "analyze", crash)
+    monkeypatch.setattr(prepare, "analyze", crash)
     core = Core.from_settings(settings)
     try:
         reports = scheduled(core).start({"shop", "ledger"})

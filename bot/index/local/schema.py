@@ -32,7 +32,7 @@ from bot.index.base import ChangeSet
 from bot.index.local import lexical, rowcache
 from bot.index.local.files import FileRows
 from bot.index.local.migrate import migrate
-from bot.index.local.termcounts import DAMAGED, ChunkText, chunk_text, texts_terms
+from bot.index.local.termcounts import DAMAGED, ChunkText, chunk_text, texts_terms, uncounted_size
 from bot.index.local.vectors import bump_vector_generation, store_vectors
 from bot.models import Chunk, RepoState
 from bot.runtime.parallel import ordered_map
@@ -317,7 +317,7 @@ def _fresh_terms(fresh: Sequence[tuple[str, Chunk]]) -> Iterator[bytes]:
 
 
 def _text_size(item: ChunkText) -> int:
-    return len(item[3])
+    return uncounted_size(item)  # counted ahead by ingest's workers: no pool for those
 
 
 def _chunk_fields(c: Chunk) -> tuple[object, ...]:

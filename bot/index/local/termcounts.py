@@ -13,10 +13,10 @@ counts, so no file is tokenised twice.
 
 from __future__ import annotations
 
-import hashlib
-from array import array
+import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from itertools import pairwise
 
 import numpy as np
@@ -24,7 +24,10 @@ import numpy.typing as npt
 
 from bot.errors import StoreError
 from bot.models import Chunk
-from bot.text.tokens import path_tokens, token_counts
+from bot.text.termarrays import ChunkText as ChunkText  # re-exported for the writers
+from bot.text.termarrays import TermArrays, count_chunks
+from bot.text.termarrays import term_hash as term_hash
+from bot.text.tokens import path_tokens
 
 RECORD = np.dtype([("term", "<u8"), ("count", "<u2"), ("field", "u1")])
 MAX_COUNT = 65_535
@@ -32,65 +35,30 @@ CHUNK_BODY = 3  # index of "body" in bot.index.base.FIELDS
 FILE_FIELDS = ("path", "body")
 FILE_BODY = 1
 DAMAGED = "The index file is damaged or is not a codecite index; delete it and reindex."
-_FIELD_BYTE = [bytes([n]) for n in range(256)]
 
 Records = npt.NDArray[np.void]
 Ints = npt.NDArray[np.intp]
 FILES_BATCH_BYTES = 256 << 10  # chunk blobs summed per numpy pass: its temporaries are ~8x that
 
 
-def term_hash(token: str) -> int:
-    """The stable 64-bit id of a token (the same in every process and version)."""
-    return _hash_of(token)
-
-
-class _HashCache(dict[str, int]):
-    """token -> hash, computed once; a plain dict lookup is the hot path of indexing."""
-
-    LIMIT = 1_000_000  # about 100 MB; a larger vocabulary starts over rather than grow
-
-    def __missing__(self, token: str) -> int:
-        if len(self) >= self.LIMIT:
-            self.clear()
-        digest = hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest()
-        value = self[token] = int.from_bytes(digest, "little")
-        return value
-
-
-_HASHES = _HashCache()
-_hash_of = _HASHES.__getitem__
-
-
-class _Packer:
+class _Packer(TermArrays):
     """Collects the records of many documents and packs them with one numpy call."""
 
-    def __init__(self) -> None:
-        self.terms = array("Q")
-        self.counts = array("L")
-        self.fields = bytearray()
-        self.ends: list[int] = []
-
-    def add(self, fields: Sequence[Iterable[str]]) -> None:
-        self.add_counts([Counter(tokens) for tokens in fields])
-
-    def add_counts(self, fields: Sequence[Mapping[str, int]]) -> None:
-        """One document from its fields' token counts (records in the mappings' order)."""
-        for number, counted in enumerate(fields):
-            self.terms.extend(map(_hash_of, counted))
-            self.counts.extend(counted.values())
-            self.fields.extend(_FIELD_BYTE[number] * len(counted))
-        self.ends.append(len(self.terms))
-
     def blobs(self) -> list[bytes]:
-        records = np.empty(len(self.terms), dtype=RECORD)
-        records["term"] = np.frombuffer(self.terms, dtype=np.uint64)
-        counts = np.frombuffer(self.counts, dtype=f"u{self.counts.itemsize}")
-        records["count"] = np.minimum(counts, MAX_COUNT)
-        records["field"] = np.frombuffer(self.fields, dtype=np.uint8)
-        packed = records.tobytes()
-        size = RECORD.itemsize
-        bounds = [0, *self.ends]
-        return [packed[a * size : b * size] for a, b in pairwise(bounds)]
+        return pack(self)
+
+
+def pack(arrays: TermArrays) -> list[bytes]:
+    """Each document's records, packed as stored."""
+    records = np.empty(len(arrays.terms), dtype=RECORD)
+    records["term"] = np.frombuffer(arrays.terms, dtype=np.uint64)
+    counts = np.frombuffer(arrays.counts, dtype=f"u{arrays.counts.itemsize}")
+    records["count"] = np.minimum(counts, MAX_COUNT)
+    records["field"] = np.frombuffer(arrays.fields, dtype=np.uint8)
+    packed = records.tobytes()
+    size = RECORD.itemsize
+    bounds = [0, *arrays.ends]
+    return [packed[a * size : b * size] for a, b in pairwise(bounds)]
 
 
 def encode(fields: Sequence[Iterable[str]]) -> bytes:
@@ -98,11 +66,6 @@ def encode(fields: Sequence[Iterable[str]]) -> bytes:
     packer = _Packer()
     packer.add(fields)
     return packer.blobs()[0]
-
-
-# What a chunk's term counts depend on: (path, symbol, header, text). Plain tuples, so a
-# batch of them pickles fast for a worker process.
-ChunkText = tuple[str, str, str, str]
 
 
 def chunk_text(chunk: Chunk) -> ChunkText:
@@ -113,17 +76,42 @@ def texts_terms(items: Iterable[ChunkText]) -> list[bytes]:
     """The term counts of many chunks for FIELDS (path, symbol, header, body), in order.
 
     A file's chunks share their path, so its tokens are counted once per run of
-    chunks of that path.
+    chunks of that path. Chunks whose counts were handed over (`precounted`) are
+    not tokenised again.
     """
-    packer = _Packer()
-    last_path, path_counts = None, Counter[str]()
-    for path, symbol, header, text in items:
-        if path != last_path:
-            last_path, path_counts = path, Counter(path_tokens(path))
-        packer.add_counts(
-            (path_counts, token_counts(symbol), token_counts(header), token_counts(text))
-        )
-    return packer.blobs()
+    items = list(items)
+    # Taken, not looked up: each is written once, and the table shrinks as the write goes.
+    take = _PRECOUNTED.pop
+    known = [take(item, None) for item in items] if _PRECOUNTED else [None] * len(items)
+    counted = iter(
+        pack(count_chunks(item for item, blob in zip(items, known, strict=True) if blob is None))
+    )
+    return [next(counted) if blob is None else blob for blob in known]
+
+
+# Counts made ahead of the write (by ingest's worker processes), by what they depend on.
+# Counts are a pure function of that key, so an entry is right whoever finds it: two
+# ingests in two threads may share the table, and a missing entry is only counted again.
+_PRECOUNTED: dict[ChunkText, bytes] = {}
+_PRECOUNTED_LOCK = threading.Lock()
+
+
+def uncounted_size(item: ChunkText) -> int:
+    """The text `texts_terms` would tokenise for `item`: none when it was counted ahead."""
+    return 0 if item in _PRECOUNTED else len(item[3])
+
+
+@contextmanager
+def precounted(counted: Mapping[ChunkText, bytes]) -> Iterator[None]:
+    """While the block runs, `texts_terms` takes these chunks' counts as given."""
+    with _PRECOUNTED_LOCK:
+        _PRECOUNTED.update(counted)
+    try:
+        yield
+    finally:
+        with _PRECOUNTED_LOCK:
+            for key in counted:
+                _PRECOUNTED.pop(key, None)
 
 
 def chunk_terms(chunk: Chunk) -> bytes:

@@ -23,6 +23,7 @@ from bot.index.local.termcounts import (
     files_terms,
     texts_terms,
 )
+from bot.text.termarrays import count_chunks
 from bot.text.tokens import code_tokens, path_tokens
 from tests.support.index_contract import make_chunk
 
@@ -124,3 +125,23 @@ def test_each_field_counted_in_first_seen_order() -> None:
     body = body[body["field"] == CHUNK_BODY]
     counted = Counter(code_tokens("b a b c a b"))
     assert [int(c) for c in body["count"]] == list(counted.values())
+
+
+def test_counts_handed_over_are_taken_as_given_and_only_while_the_block_runs():
+    items = [
+        ("pkg/retry.py", "backoff", "def backoff(attempt):", "return min(2 ** attempt, 60)"),
+        ("pkg/retry.py", "", "", "MAX_ATTEMPTS = 5"),
+    ]
+    fresh = termcounts.texts_terms(items)
+    marker = termcounts.encode([["marker"]])  # not what the first item would count to
+    with termcounts.precounted({items[0]: marker}):
+        assert termcounts.uncounted_size(items[0]) == 0
+        assert termcounts.uncounted_size(items[1]) == len(items[1][3])
+        assert termcounts.texts_terms(items) == [marker, fresh[1]]
+    assert termcounts.texts_terms(items) == fresh
+    assert termcounts.uncounted_size(items[0]) == len(items[0][3])
+
+
+def test_flat_arrays_pack_to_the_records_counted_in_one_step():
+    items = [("a/b.py", "Foo.bar", "class Foo:", "def bar(self): return self.bar_baz")] * 3
+    assert termcounts.pack(count_chunks(items)) == termcounts.texts_terms(items)
