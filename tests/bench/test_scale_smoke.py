@@ -134,7 +134,8 @@ def test_every_figure_was_measured(run: dict[str, Any]) -> None:
     assert len(result["help"]["runs_s"]) == 1 and result["help"]["median_s"] > 0
     for row in result["rows"]:
         cold, ours = row["cold"], row["ours"]
-        assert 0 < cold["imports_s"] < cold["first_result_s"] <= cold["exit_s"]
+        # imports are timed in another interpreter: under load they may outlast the search
+        assert cold["imports_s"] > 0 and 0 < cold["first_result_s"] <= cold["exit_s"]
         assert cold["cpu_s"] > 0 and cold["imports_cpu_s"] > 0 and ours["build_cpu_s"] > 0
         assert cold["peak_rss_mb"] > 0 and cold["scoped_peak_rss_mb"] > 0
         assert ours["ok"] == 1 and ours["questions"] == questions
