@@ -309,7 +309,7 @@ def test_socket_mode_reconnects_and_answers_on_the_new_connection(
 ) -> None:
     # A dropped socket is noticed by the client's monitor, every ping_interval (10 s in
     # Bolt); a short one keeps the test quick. A refresh reconnects at once.
-    short = functools.partial(serve_module.SocketModeHandler, ping_interval=0.2)
+    short = functools.partial(serve_module.SocketModeHandler, ping_interval=0.5)
     monkeypatch.setattr(serve_module, "SocketModeHandler", short)
     bot = build_bot(slack_core)
     with DroppingSocket() as socket:
@@ -321,7 +321,9 @@ def test_socket_mode_reconnects_and_answers_on_the_new_connection(
             faults.inject(f"socket {how}")
             socket.wait_sessions(2)  # apps.connections.open again, then a new WebSocket
             assert CITED in _mention_over(socket, slack, "EvSOCKET2")["text"]
-            assert len(slack.calls_to("apps.connections.open")) == 2
+            # One reconnection; a loaded machine can miss a 0.5 s pong and earn one more,
+            # never a storm.
+            assert 2 <= len(slack.calls_to("apps.connections.open")) <= 3
             faults.survive(f"socket {how}")
         finally:
             handler.client.close()
