@@ -5,7 +5,8 @@
 
 Every row of every table of `index.sqlite` and `index.symbols.sqlite` (FTS shadow tables
 included) is hashed in primary-key order; only the moment of indexing (`repos.indexed_at`)
-is left out, since it is the one value two ingests of one tree cannot share.
+and the index's random id (`meta.segments_uid`, which names its segment files) are left out,
+the values two ingests of one tree cannot share.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 DATABASES = ("index.sqlite", "index.symbols.sqlite")
-VOLATILE = {("repos", "indexed_at")}
+VOLATILE = {("repos", "indexed_at")}  # columns left out
+VOLATILE_KEYS = {"meta": ("key", "segments_uid")}  # rows left out: table -> (column, value)
 
 
 def table_digests(home: Path) -> dict[str, tuple[int, str]]:
@@ -48,9 +50,14 @@ def _digest(conn: sqlite3.Connection, table: str) -> tuple[int, str]:
     kept = [c for c in columns if (table, c) not in VOLATILE]
     order = ", ".join(f'"{c}"' for c in columns)
     sql = f'SELECT {", ".join(f"{chr(34)}{c}{chr(34)}" for c in kept)} FROM "{table}"'
+    params: tuple[str, ...] = ()
+    if table in VOLATILE_KEYS:
+        column, value = VOLATILE_KEYS[table]
+        sql += f' WHERE "{column}" IS NOT ?'
+        params = (value,)
     digest = hashlib.sha256()
     rows = 0
-    for row in conn.execute(f"{sql} ORDER BY {order}"):
+    for row in conn.execute(f"{sql} ORDER BY {order}", params):
         digest.update(repr(row).encode("utf-8", "surrogatepass"))
         rows += 1
     return rows, digest.hexdigest()
