@@ -9,15 +9,13 @@ import signal
 import socket
 import sqlite3
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from bot.config import Settings
-from tests.support.cli import run_cli
-from tests.support.paths import ROOT
+from tests.support.cli import run_cli, start_cli
 from tests.support.shop import build_shop
 
 HANDLER = '''"""Handler {n}."""
@@ -102,20 +100,13 @@ def _serving(tmp_path: Path, make_repo) -> Iterator[tuple[subprocess.Popen[str],
     with FakeSlack() as slack, FakeSocketMode() as socket_mode:
         slack.socket_url = socket_mode.url
         env = {
-            **os.environ,
-            "CODECITE_HOME": str(home),
             "PORT": str(_free_port()),
             "SLACK_BOT_TOKEN": BOT_TOKEN,
             "SLACK_APP_TOKEN": APP_TOKEN,
             "CODECITE_SLACK_API_URL": slack.base_url,
         }
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "adapters.cli.main", "serve", "--slack"],
-            env=env,
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+        proc = start_cli(
+            home, "serve", "--slack", extra_env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
         try:
             yield proc, home

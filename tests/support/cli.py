@@ -5,15 +5,18 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def start_cli(home: Path, *args: str, **popen: Any) -> subprocess.Popen[str]:
+def start_cli(
+    home: Path, *args: str, extra_env: Mapping[str, str] | None = None, **popen: Any
+) -> subprocess.Popen[str]:
     """`codecite` started as a child process with its own data directory (not waited for)."""
-    env = {**os.environ, "CODECITE_HOME": str(home)}
+    env = {**os.environ, **(extra_env or {}), "CODECITE_HOME": str(home)}
     command = [sys.executable, "-m", "adapters.cli.main", *args]
     return subprocess.Popen(command, env=env, cwd=ROOT, text=True, **popen)
 
