@@ -93,25 +93,33 @@ def build(ids: Sequence[int], blobs: Sequence[bytes], weights: Sequence[float]) 
     n = len(ids)
     width = len(weights)
     lengths = np.fromiter(map(len, blobs), dtype=np.int64, count=n) // RECORD.itemsize
+    # Peak memory matters here (an ingest builds its repository's segment): intermediates
+    # are dropped as soon as they are used, and indices kept narrow.
     records = decode(b"".join(blobs))
     doc = np.repeat(np.arange(n, dtype=np.int32), lengths)
     keep = records["field"] < width  # a record for an unknown field is ignored, not fatal
-    records, doc = records[keep], doc[keep]
+    if not keep.all():
+        records, doc = records[keep], doc[keep]
+    del keep
     order = np.argsort(records["term"], kind="stable")  # docs stay ascending within a term
     term = records["term"][order]
     doc = doc[order]
-    field = records["field"][order].astype(np.intp)
+    field = records["field"][order]
     count = records["count"][order]
+    del records, order
     first = np.ones(term.size, dtype=bool)
     first[1:] = (term[1:] != term[:-1]) | (doc[1:] != doc[:-1])
-    posting = np.cumsum(first) - 1  # records of one (term, doc) pair share a posting
-    n_post = int(first.sum())
+    posting = np.cumsum(first, dtype=np.int64)
+    posting -= 1  # records of one (term, doc) pair share a posting
+    n_post = int(posting[-1]) + 1 if posting.size else 0
     counts = np.zeros((n_post, width), dtype=np.uint16)
     counts[posting, field] = count
+    del posting, field
     post_term, post_doc = term[first], doc[first]
     starts = np.ones(n_post, dtype=bool)
     starts[1:] = post_term[1:] != post_term[:-1]
     total = np.bincount(doc, weights=count, minlength=n).astype(np.float64)
+    del term, doc, count, first
     norm = _norm(total)
     tfw = counts.astype(np.float32) @ np.asarray(weights, dtype=np.float32)
     segment = Segment(

@@ -131,7 +131,7 @@ def write_file(
     handle.write(_PREFIX.pack(MAGIC, VERSION, len(head)) + head + _CRC.pack(zlib.crc32(head)))
     for array in arrays.values():
         data = np.ascontiguousarray(array)
-        handle.write(data.tobytes())
+        handle.write(data.reshape(-1).view(np.uint8))  # the array's own bytes: no copy
         handle.write(b"\0" * (_aligned(int(data.nbytes)) - int(data.nbytes)))
 
 
