@@ -77,15 +77,14 @@ class Segment:
         return view
 
     def locate(self, hashes: Hashes) -> tuple[Ints, Ints]:
-        """For each query hash: the start of its postings and how many (0 if absent)."""
-        if self.terms.size == 0:
-            zero = np.zeros(hashes.size, dtype=np.int64)
-            return zero, zero
-        at = np.minimum(np.searchsorted(self.terms, hashes), self.terms.size - 1)
-        found = self.terms[at] == hashes
-        starts = self.indptr[at]
-        lengths = np.where(found, self.indptr[at + 1] - starts, 0)
-        return starts, lengths
+        """For each query hash: the start of its postings and how many (0 if absent).
+
+        Terms are unique, so a hash's left and right insertion points differ exactly when
+        it is present; `indptr`, one longer than `terms`, turns both into posting bounds,
+        and an absent hash gets an empty range without a compare or a clamp.
+        """
+        starts = self.indptr[np.searchsorted(self.terms, hashes, "left")]
+        return starts, self.indptr[np.searchsorted(self.terms, hashes, "right")] - starts
 
 
 def build(ids: Sequence[int], blobs: Sequence[bytes], weights: Sequence[float]) -> Segment:
@@ -184,6 +183,17 @@ def search(
     `fields`: weights per field for a query on some fields (0 leaves a field
     out); None uses the defaults the segments were built with.
     """
+    return [(rid, score) for _, rid, score in ranked(segments, scope, hashes, k, fields)]
+
+
+def ranked(
+    segments: Mapping[str, Segment],
+    scope: Iterable[str] | None,
+    hashes: Hashes,
+    k: int,
+    fields: Sequence[float] | None = None,
+) -> list[tuple[str, int, float]]:
+    """`search`, each hit with the name of its segment (a file hit then needs no lookup)."""
     hashes = np.unique(hashes)
     if k <= 0 or hashes.size == 0:
         return []
@@ -197,21 +207,55 @@ def search(
         df += lengths
     n_docs = sum(seg.size for seg in segments.values())
     idf = np.maximum(np.log((n_docs - df + 0.5) / (df + 0.5)), MIN_IDF)
-    scores, ids = [], []
+    scores, ids, owners = [], [], []
     for name in names:
         seg = segments[name]
         starts, lengths = located[name]
-        index = _ranges(starts, lengths)
-        if index.size == 0:
+        postings = _postings(seg, idf, starts, lengths)
+        if postings is None:
             continue
-        weights = seg.saturated[index] * np.repeat(idf, lengths)  # tf' * idf of the term
-        total = _summed(name, seg, seg.docs[index], weights)
+        total = _summed(name, seg, *postings)
         hit = np.flatnonzero(total)  # scores are never negative: nonzero is > 0
         scores.append(total[hit])
         ids.append(seg.ids[hit])
+        owners.append(name)
     if not scores:
         return []
-    return _top(np.concatenate(scores), np.concatenate(ids), k)
+    every_score, every_id = np.concatenate(scores), np.concatenate(ids)
+    best = _top(every_score, every_id, k)
+    # Which segment each hit came from: its position against the segments' running counts.
+    ends = np.cumsum([part.size for part in scores])
+    where = np.searchsorted(ends, best, "right").tolist()
+    best_ids, best_scores = every_id[best].tolist(), every_score[best].tolist()
+    return [
+        (owners[at], rid, score)
+        for at, rid, score in zip(where, best_ids, best_scores, strict=True)
+    ]
+
+
+def _postings(
+    seg: Segment, idf: Floats, starts: Ints, lengths: Ints
+) -> tuple[npt.NDArray[np.int32], Floats] | None:
+    """The documents of the query terms' postings and each one's tf' * idf, term after
+    term: the order `bincount` sums them in, so every score is the same float sum.
+
+    A single term's postings are a slice of the arrays: no index array, no gather.
+    """
+    present = np.flatnonzero(lengths)
+    if present.size == 0:
+        return None
+    if present.size == 1:
+        term = int(present[0])
+        start = int(starts[term])
+        end = start + int(lengths[term])
+        return seg.docs[start:end], np.multiply(
+            seg.saturated[start:end], idf[term], dtype=np.float64
+        )
+    index = _ranges(starts, lengths)
+    # float32 tf' times float64 idf is computed in float64 either way
+    return seg.docs[index], np.multiply(
+        seg.saturated[index], np.repeat(idf, lengths), dtype=np.float64
+    )
 
 
 def _summed(name: str, seg: Segment, docs: npt.NDArray[np.int32], weights: Floats) -> Floats:
@@ -236,11 +280,10 @@ def frequencies(
     return sum(segments[name].size for name in names), df
 
 
-def _top(scores: Floats, ids: Ints, k: int) -> list[tuple[int, float]]:
-    """The best k by score, ties broken by the lower rowid (as the FTS5 query did)."""
-    if scores.size > k:
-        kth = np.partition(scores, scores.size - k)[scores.size - k]
-        keep = scores >= kth
-        scores, ids = scores[keep], ids[keep]
-    order = np.lexsort((ids, -scores))[:k]
-    return list(zip(ids[order].tolist(), scores[order].tolist(), strict=True))
+def _top(scores: Floats, ids: Ints, k: int) -> Ints:
+    """Positions of the best k by score, ties broken by the lower rowid (as the FTS5 query did)."""
+    if scores.size <= k:
+        return np.lexsort((ids, -scores))
+    kth = np.partition(scores, scores.size - k)[scores.size - k]
+    keep = np.flatnonzero(scores >= kth)
+    return keep[np.lexsort((ids[keep], -scores[keep]))[:k]]
