@@ -207,30 +207,57 @@ def ranked(
         df += lengths
     n_docs = sum(seg.size for seg in segments.values())
     idf = np.maximum(np.log((n_docs - df + 0.5) / (df + 0.5)), MIN_IDF)
-    scores, ids, owners = [], [], []
-    for name in names:
+    best = _Best(k)
+    for number, name in enumerate(names):
         seg = segments[name]
         starts, lengths = located[name]
         postings = _postings(seg, idf, starts, lengths)
-        if postings is None:
-            continue
-        total = _summed(name, seg, *postings)
-        hit = np.flatnonzero(total)  # scores are never negative: nonzero is > 0
-        scores.append(total[hit])
-        ids.append(seg.ids[hit])
-        owners.append(name)
-    if not scores:
-        return []
-    every_score, every_id = np.concatenate(scores), np.concatenate(ids)
-    best = _top(every_score, every_id, k)
-    # Which segment each hit came from: its position against the segments' running counts.
-    ends = np.cumsum([part.size for part in scores])
-    where = np.searchsorted(ends, best, "right").tolist()
-    best_ids, best_scores = every_id[best].tolist(), every_score[best].tolist()
-    return [
-        (owners[at], rid, score)
-        for at, rid, score in zip(where, best_ids, best_scores, strict=True)
-    ]
+        if postings is not None:
+            best.add(number, seg.ids, _summed(name, seg, *postings))
+    return best.ranked(names)
+
+
+class _Best:
+    """The documents that can still be among the best k, gathered segment by segment.
+
+    Once k are held, a document scoring below the k-th best held cannot be among the
+    final k, so each later segment gives only its documents at or above that floor
+    (ties kept: the lower rowid wins them at the end).
+    """
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.floor = 0.0  # scores are never negative: a document scoring 0 is no hit
+        self.scores = np.empty(0, dtype=np.float64)
+        self.ids = np.empty(0, dtype=np.int64)
+        self.owners = np.empty(0, dtype=np.int64)
+
+    def add(self, owner: int, ids: Ints, total: Floats) -> None:
+        hit = np.flatnonzero(total >= self.floor) if self.floor else np.flatnonzero(total)
+        if hit.size == 0:
+            return
+        scores = np.concatenate((self.scores, total[hit]))
+        ids = np.concatenate((self.ids, ids[hit]))
+        owners = np.concatenate((self.owners, np.full(hit.size, owner, dtype=np.int64)))
+        if scores.size > self.k:
+            self.floor = float(np.partition(scores, scores.size - self.k)[scores.size - self.k])
+            keep = np.flatnonzero(scores >= self.floor)
+            scores, ids, owners = scores[keep], ids[keep], owners[keep]
+        self.scores, self.ids, self.owners = scores, ids, owners
+
+    def ranked(self, names: Sequence[str]) -> list[tuple[str, int, float]]:
+        """(segment name, rowid, score) best first, ties broken by the lower rowid
+        (as the FTS5 query did)."""
+        order = np.lexsort((self.ids, -self.scores))[: self.k]
+        return [
+            (names[owner], rid, score)
+            for owner, rid, score in zip(
+                self.owners[order].tolist(),
+                self.ids[order].tolist(),
+                self.scores[order].tolist(),
+                strict=True,
+            )
+        ]
 
 
 def _postings(
@@ -278,12 +305,3 @@ def frequencies(
     for name in names:
         df += segments[name].locate(hashes)[1]
     return sum(segments[name].size for name in names), df
-
-
-def _top(scores: Floats, ids: Ints, k: int) -> Ints:
-    """Positions of the best k by score, ties broken by the lower rowid (as the FTS5 query did)."""
-    if scores.size <= k:
-        return np.lexsort((ids, -scores))
-    kth = np.partition(scores, scores.size - k)[scores.size - k]
-    keep = np.flatnonzero(scores >= kth)
-    return keep[np.lexsort((ids[keep], -scores[keep]))[:k]]
