@@ -32,6 +32,7 @@ from bot.index.local.termcounts import RECORD, decode
 
 K1 = 1.2
 B = 0.75
+LONG_POSTINGS = 4096  # a term's postings from this many on are copied, not indexed
 MIN_IDF = 1e-6  # FTS5's floor: a term in most documents still counts, barely
 
 Floats = npt.NDArray[np.float64]
@@ -278,11 +279,39 @@ def _postings(
         return seg.docs[start:end], np.multiply(
             seg.saturated[start:end], idf[term], dtype=np.float64
         )
-    index = _ranges(starts, lengths)
+    docs, saturated = _gathered(seg, starts, lengths)
     # float32 tf' times float64 idf is computed in float64 either way
-    return seg.docs[index], np.multiply(
-        seg.saturated[index], np.repeat(idf, lengths), dtype=np.float64
-    )
+    return docs, np.multiply(saturated, np.repeat(idf, lengths), dtype=np.float64)
+
+
+def _gathered(
+    seg: Segment, starts: Ints, lengths: Ints
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
+    """`docs` and `saturated` of the terms' postings, in term order.
+
+    A long posting list is copied as a slice; the short ones between two long ones go
+    through one index array (building and following an index costs more per posting
+    than a copy, a slice per term more per term than an index).
+    """
+    long = np.flatnonzero(lengths >= LONG_POSTINGS).tolist()
+    if not long:
+        index = _ranges(starts, lengths)
+        return seg.docs[index], seg.saturated[index]
+    docs: list[npt.NDArray[np.int32]] = []
+    saturated: list[npt.NDArray[np.float32]] = []
+    after = 0  # the first term not yet copied
+    for term in [*long, lengths.size]:
+        if term > after:  # the short terms before this long one
+            index = _ranges(starts[after:term], lengths[after:term])
+            docs.append(seg.docs[index])
+            saturated.append(seg.saturated[index])
+        if term < lengths.size:
+            start = int(starts[term])
+            end = start + int(lengths[term])
+            docs.append(seg.docs[start:end])
+            saturated.append(seg.saturated[start:end])
+        after = term + 1
+    return np.concatenate(docs), np.concatenate(saturated)
 
 
 def _summed(name: str, seg: Segment, docs: npt.NDArray[np.int32], weights: Floats) -> Floats:

@@ -91,9 +91,11 @@ def queries(texts: list[str], seed: int) -> Iterator[list[str]]:
 
 
 @pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("long", [bm25.LONG_POSTINGS, 16, 1])  # which lists are copied whole
 def test_scores_are_bit_identical_to_the_straightforward_search(
-    engine: tuple[Engine, list[str]], seed: int
+    engine: tuple[Engine, list[str]], seed: int, long: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(bm25, "LONG_POSTINGS", long)
     found, texts = engine
     assert len(found.chunks) == 4 and sum(s.size for s in found.chunks.values()) > 200
     compared = 0
