@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from bot.retrieval.boilerplate import URL, linked_paths, without_boilerplate
 from bot.text.tokens import (
@@ -97,10 +98,15 @@ class QueryAnalysis:
         return bool(self.symbols or self.paths or self.code)
 
 
+@lru_cache(maxsize=64)
 def analyze(text: str) -> QueryAnalysis:
     """What `text` names and the words it is searched by; a report's boilerplate (versions,
     banners, links) takes no part in either, though its traceback frames and the files its
-    links point at do."""
+    links point at do.
+
+    Kept for the last few texts: a search analyses its question once to rank and once
+    to judge relevance, and the analysis is immutable.
+    """
     clean = without_boilerplate(text)
     code_parts = [m.group(1) for m in _CODE_BLOCK.finditer(clean)]
     code_parts += [m.group(1) for m in _INLINE_CODE.finditer(clean)]

@@ -32,6 +32,7 @@ from bot.index.local.termcounts import RECORD, decode
 
 K1 = 1.2
 B = 0.75
+LONG_POSTINGS = 4096  # a term's postings from this many on are copied, not indexed
 MIN_IDF = 1e-6  # FTS5's floor: a term in most documents still counts, barely
 
 Floats = npt.NDArray[np.float64]
@@ -77,15 +78,14 @@ class Segment:
         return view
 
     def locate(self, hashes: Hashes) -> tuple[Ints, Ints]:
-        """For each query hash: the start of its postings and how many (0 if absent)."""
-        if self.terms.size == 0:
-            zero = np.zeros(hashes.size, dtype=np.int64)
-            return zero, zero
-        at = np.minimum(np.searchsorted(self.terms, hashes), self.terms.size - 1)
-        found = self.terms[at] == hashes
-        starts = self.indptr[at]
-        lengths = np.where(found, self.indptr[at + 1] - starts, 0)
-        return starts, lengths
+        """For each query hash: the start of its postings and how many (0 if absent).
+
+        Terms are unique, so a hash's left and right insertion points differ exactly when
+        it is present; `indptr`, one longer than `terms`, turns both into posting bounds,
+        and an absent hash gets an empty range without a compare or a clamp.
+        """
+        starts = self.indptr[np.searchsorted(self.terms, hashes, "left")]
+        return starts, self.indptr[np.searchsorted(self.terms, hashes, "right")] - starts
 
 
 def build(ids: Sequence[int], blobs: Sequence[bytes], weights: Sequence[float]) -> Segment:
@@ -192,6 +192,17 @@ def search(
     `fields`: weights per field for a query on some fields (0 leaves a field
     out); None uses the defaults the segments were built with.
     """
+    return [(rid, score) for _, rid, score in ranked(segments, scope, hashes, k, fields)]
+
+
+def ranked(
+    segments: Mapping[str, Segment],
+    scope: Iterable[str] | None,
+    hashes: Hashes,
+    k: int,
+    fields: Sequence[float] | None = None,
+) -> list[tuple[str, int, float]]:
+    """`search`, each hit with the name of its segment (a file hit then needs no lookup)."""
     hashes = np.unique(hashes)
     if k <= 0 or hashes.size == 0:
         return []
@@ -205,21 +216,110 @@ def search(
         df += lengths
     n_docs = sum(seg.size for seg in segments.values())
     idf = np.maximum(np.log((n_docs - df + 0.5) / (df + 0.5)), MIN_IDF)
-    scores, ids = [], []
-    for name in names:
+    best = _Best(k)
+    for number, name in enumerate(names):
         seg = segments[name]
         starts, lengths = located[name]
+        postings = _postings(seg, idf, starts, lengths)
+        if postings is not None:
+            best.add(number, seg.ids, _summed(name, seg, *postings))
+    return best.ranked(names)
+
+
+class _Best:
+    """The documents that can still be among the best k, gathered segment by segment.
+
+    Once k are held, a document scoring below the k-th best held cannot be among the
+    final k, so each later segment gives only its documents at or above that floor
+    (ties kept: the lower rowid wins them at the end).
+    """
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.floor = 0.0  # scores are never negative: a document scoring 0 is no hit
+        self.scores = np.empty(0, dtype=np.float64)
+        self.ids = np.empty(0, dtype=np.int64)
+        self.owners = np.empty(0, dtype=np.int64)
+
+    def add(self, owner: int, ids: Ints, total: Floats) -> None:
+        hit = np.flatnonzero(total >= self.floor) if self.floor else np.flatnonzero(total)
+        if hit.size == 0:
+            return
+        scores = np.concatenate((self.scores, total[hit]))
+        ids = np.concatenate((self.ids, ids[hit]))
+        owners = np.concatenate((self.owners, np.full(hit.size, owner, dtype=np.int64)))
+        if scores.size > self.k:
+            self.floor = float(np.partition(scores, scores.size - self.k)[scores.size - self.k])
+            keep = np.flatnonzero(scores >= self.floor)
+            scores, ids, owners = scores[keep], ids[keep], owners[keep]
+        self.scores, self.ids, self.owners = scores, ids, owners
+
+    def ranked(self, names: Sequence[str]) -> list[tuple[str, int, float]]:
+        """(segment name, rowid, score) best first, ties broken by the lower rowid
+        (as the FTS5 query did)."""
+        order = np.lexsort((self.ids, -self.scores))[: self.k]
+        return [
+            (names[owner], rid, score)
+            for owner, rid, score in zip(
+                self.owners[order].tolist(),
+                self.ids[order].tolist(),
+                self.scores[order].tolist(),
+                strict=True,
+            )
+        ]
+
+
+def _postings(
+    seg: Segment, idf: Floats, starts: Ints, lengths: Ints
+) -> tuple[npt.NDArray[np.int32], Floats] | None:
+    """The documents of the query terms' postings and each one's tf' * idf, term after
+    term: the order `bincount` sums them in, so every score is the same float sum.
+
+    A single term's postings are a slice of the arrays: no index array, no gather.
+    """
+    present = np.flatnonzero(lengths)
+    if present.size == 0:
+        return None
+    if present.size == 1:
+        term = int(present[0])
+        start = int(starts[term])
+        end = start + int(lengths[term])
+        return seg.docs[start:end], np.multiply(
+            seg.saturated[start:end], idf[term], dtype=np.float64
+        )
+    docs, saturated = _gathered(seg, starts, lengths)
+    # float32 tf' times float64 idf is computed in float64 either way
+    return docs, np.multiply(saturated, np.repeat(idf, lengths), dtype=np.float64)
+
+
+def _gathered(
+    seg: Segment, starts: Ints, lengths: Ints
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
+    """`docs` and `saturated` of the terms' postings, in term order.
+
+    A long posting list is copied as a slice; the short ones between two long ones go
+    through one index array (building and following an index costs more per posting
+    than a copy, a slice per term more per term than an index).
+    """
+    long = np.flatnonzero(lengths >= LONG_POSTINGS).tolist()
+    if not long:
         index = _ranges(starts, lengths)
-        if index.size == 0:
-            continue
-        weights = seg.saturated[index] * np.repeat(idf, lengths)  # tf' * idf of the term
-        total = _summed(name, seg, seg.docs[index], weights)
-        hit = np.flatnonzero(total)  # scores are never negative: nonzero is > 0
-        scores.append(total[hit])
-        ids.append(seg.ids[hit])
-    if not scores:
-        return []
-    return _top(np.concatenate(scores), np.concatenate(ids), k)
+        return seg.docs[index], seg.saturated[index]
+    docs: list[npt.NDArray[np.int32]] = []
+    saturated: list[npt.NDArray[np.float32]] = []
+    after = 0  # the first term not yet copied
+    for term in [*long, lengths.size]:
+        if term > after:  # the short terms before this long one
+            index = _ranges(starts[after:term], lengths[after:term])
+            docs.append(seg.docs[index])
+            saturated.append(seg.saturated[index])
+        if term < lengths.size:
+            start = int(starts[term])
+            end = start + int(lengths[term])
+            docs.append(seg.docs[start:end])
+            saturated.append(seg.saturated[start:end])
+        after = term + 1
+    return np.concatenate(docs), np.concatenate(saturated)
 
 
 def _summed(name: str, seg: Segment, docs: npt.NDArray[np.int32], weights: Floats) -> Floats:
@@ -242,13 +342,3 @@ def frequencies(
     for name in names:
         df += segments[name].locate(hashes)[1]
     return sum(segments[name].size for name in names), df
-
-
-def _top(scores: Floats, ids: Ints, k: int) -> list[tuple[int, float]]:
-    """The best k by score, ties broken by the lower rowid (as the FTS5 query did)."""
-    if scores.size > k:
-        kth = np.partition(scores, scores.size - k)[scores.size - k]
-        keep = scores >= kth
-        scores, ids = scores[keep], ids[keep]
-    order = np.lexsort((ids, -scores))[:k]
-    return list(zip(ids[order].tolist(), scores[order].tolist(), strict=True))

@@ -270,9 +270,9 @@ class LocalIndex:
         def search() -> list[FileHit]:
             with self._read() as conn:  # the engine knows every file's path: no other query
                 engine = self._lexical.get(conn)
-            best = bm25.search(engine.files, repos, hashes, k)
-            where = [(engine.file(fid), score) for fid, score in best]
-            return [FileHit(*found, score) for found, score in where if found is not None]
+            best = bm25.ranked(engine.files, repos, hashes, k)
+            where = [(repo, engine.paths[repo].get(fid), score) for repo, fid, score in best]
+            return [FileHit(repo, path, score) for repo, path, score in where if path is not None]
 
         return self._lexical.rebuilding_damaged(search)
 

@@ -119,14 +119,6 @@ class Engine:
     files: Mapping[str, bm25.Segment]
     paths: Mapping[str, PathTable]  # repo -> file rowid -> path
 
-    def file(self, fid: int) -> tuple[str, str] | None:
-        """(repo, path) of a file document, without a query."""
-        for repo, paths in self.paths.items():
-            path = paths.get(fid)
-            if path is not None:
-                return repo, path
-        return None
-
 
 class EngineCache:
     """The latest engine, shared by all threads; updated in part when the generation moves.
