@@ -24,6 +24,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -123,6 +124,14 @@ class Ingestor:
         the indexed commit (and the index was built by this pipeline version),
         nothing is fetched, listed, read or embedded.
         """
+        # The local index's search segments are built once `_ingest` has returned and its
+        # chunks are garbage: their peak does not stack on the ingest's (segwrite.py).
+        with _segments_deferred(self._index):
+            return self._ingest(location, options, progress, quick=quick)
+
+    def _ingest(
+        self, location: str, options: IngestOptions, progress: Progress | None, *, quick: bool
+    ) -> IngestReport:
         started = time.monotonic()
         self.secrets_redacted = Counter()
         name = options.name or default_name(location)
@@ -293,6 +302,12 @@ def _indexable_files(source: Source) -> tuple[list[SourceFile], Counter[str]]:
     if unsupported:
         skipped["unsupported"] += unsupported
     return listed, skipped
+
+
+def _segments_deferred(index: Index) -> AbstractContextManager[None]:
+    from bot.index.local.index import LocalIndex
+
+    return index.segments_deferred() if isinstance(index, LocalIndex) else nullcontext()
 
 
 def _is_local(index: Index) -> bool:

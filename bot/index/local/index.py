@@ -31,6 +31,7 @@ from bot.index.base import FIELDS, ChangeSet, IndexStats, TermStats
 from bot.index.local import bm25, rowcache, schema
 from bot.index.local.lexical import EngineCache, Weights, field_weights, query_hashes
 from bot.index.local.segfiles import SegmentFiles
+from bot.index.local.segwrite import SegmentWriter
 from bot.index.local.termcounts import term_hash
 from bot.index.local.vectors import VectorCache, vector_generation
 from bot.models import Chunk, FileEntry, FileHit, Hit, RepoState
@@ -116,6 +117,8 @@ class LocalIndex:
                 raise
         self._segments = SegmentFiles(self.path.with_name(self.path.name + ".segments"), uid)
         self._lexical = EngineCache(self._weights, self._segments)
+        self._segment_writer = SegmentWriter(self._persist)
+        self.segments_deferred = self._segment_writer.deferred  # see segwrite.py
 
     # -- connections and transactions ----------------------------------------
 
@@ -180,11 +183,10 @@ class LocalIndex:
         except Exception as exc:
             raise StoreError(detail=f"{type(exc).__name__}: {exc}") from exc
         log.debug("applied change set for %s", change.repo)
-        self._persist(change.repo)
+        self._segment_writer.committed(change.repo)
 
     def _persist(self, repo: str) -> None:
-        """Write the repository's segment file (named by the committed stamp) for the next
-        process; a crash before it is written only means a reader builds it."""
+        """Write `repo`'s segment file (by its committed stamp); if it is not, readers build it."""
         try:
             with self._read() as conn:
                 self._lexical.persist(conn, repo)
