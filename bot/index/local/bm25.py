@@ -90,12 +90,22 @@ class Segment:
 
 def build(ids: Sequence[int], blobs: Sequence[bytes], weights: Sequence[float]) -> Segment:
     """Index the documents `ids` from their term-count blobs, with default field `weights`."""
+    sizes = np.fromiter(map(len, blobs), dtype=np.int64, count=len(ids))
+    return build_packed(ids, sizes, b"".join(blobs), weights)
+
+
+def build_packed(
+    ids: Sequence[int], sizes: Ints, packed: bytes | bytearray, weights: Sequence[float]
+) -> Segment:
+    """`build` from the blobs laid end to end (`packed`) and each one's size in bytes: a
+    caller streaming rows from SQLite never holds them twice."""
     n = len(ids)
     width = len(weights)
-    lengths = np.fromiter(map(len, blobs), dtype=np.int64, count=n) // RECORD.itemsize
+    lengths = sizes // RECORD.itemsize
     # Peak memory matters here (an ingest builds its repository's segment): intermediates
     # are dropped as soon as they are used, and indices kept narrow.
-    records = decode(b"".join(blobs))
+    records = decode(packed)
+    del packed
     doc = np.repeat(np.arange(n, dtype=np.int32), lengths)
     keep = records["field"] < width  # a record for an unknown field is ignored, not fatal
     if not keep.all():
@@ -109,17 +119,18 @@ def build(ids: Sequence[int], blobs: Sequence[bytes], weights: Sequence[float]) 
     del records, order
     first = np.ones(term.size, dtype=bool)
     first[1:] = (term[1:] != term[:-1]) | (doc[1:] != doc[:-1])
-    posting = np.cumsum(first, dtype=np.int64)
+    posting = np.cumsum(first, dtype=np.int32 if first.size < 2**31 else np.int64)
     posting -= 1  # records of one (term, doc) pair share a posting
     n_post = int(posting[-1]) + 1 if posting.size else 0
     counts = np.zeros((n_post, width), dtype=np.uint16)
     counts[posting, field] = count
     del posting, field
     post_term, post_doc = term[first], doc[first]
+    del term
     starts = np.ones(n_post, dtype=bool)
     starts[1:] = post_term[1:] != post_term[:-1]
     total = np.bincount(doc, weights=count, minlength=n).astype(np.float64)
-    del term, doc, count, first
+    del doc, count, first
     norm = _norm(total)
     tfw = counts.astype(np.float32) @ np.asarray(weights, dtype=np.float32)
     segment = Segment(

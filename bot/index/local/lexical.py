@@ -228,8 +228,14 @@ class EngineCache:
 def _segment(
     conn: sqlite3.Connection, table: str, rowid: str, repo: str, weights: Sequence[float]
 ) -> bm25.Segment:
-    rows = conn.execute(f"SELECT {rowid}, terms FROM {table} WHERE repo = ?", (repo,)).fetchall()
-    return bm25.build([r[0] for r in rows], [r[1] for r in rows], weights)
+    ids: list[int] = []
+    sizes: list[int] = []
+    packed = bytearray()  # row by row: the blobs are never held both apart and joined
+    for rid, blob in conn.execute(f"SELECT {rowid}, terms FROM {table} WHERE repo = ?", (repo,)):
+        ids.append(rid)
+        sizes.append(len(blob))
+        packed += blob
+    return bm25.build_packed(ids, np.asarray(sizes, dtype=np.int64), packed, weights)
 
 
 def _file_segment(

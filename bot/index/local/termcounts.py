@@ -188,7 +188,7 @@ def _by_doc_and_term(doc: npt.NDArray[np.int32], term: npt.NDArray[np.uint64]) -
     return order
 
 
-def decode(blob: bytes) -> Records:
+def decode(blob: bytes | bytearray) -> Records:
     """The records of one blob (StoreError if it cannot be one)."""
     if len(blob) % RECORD.itemsize:
         raise StoreError(DAMAGED, detail=f"a term-count blob of {len(blob)} bytes")
