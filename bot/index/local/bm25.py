@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -119,7 +120,9 @@ def build_packed(
     del records, order
     first = np.ones(term.size, dtype=bool)
     first[1:] = (term[1:] != term[:-1]) | (doc[1:] != doc[:-1])
-    posting = np.cumsum(first, dtype=np.int32 if first.size < 2**31 else np.int64)
+    posting: npt.NDArray[np.signedinteger[Any]] = np.cumsum(
+        first, dtype=np.int32 if first.size < 2**31 else np.int64
+    )
     posting -= 1  # records of one (term, doc) pair share a posting
     n_post = int(posting[-1]) + 1 if posting.size else 0
     counts = np.zeros((n_post, width), dtype=np.uint16)
