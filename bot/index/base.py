@@ -33,6 +33,9 @@ class ChangeSet:
     deletes: Sequence[str] = ()
     files: Sequence[FileDoc] = ()
     removed_paths: Sequence[str] = ()
+    # chunk id -> its term counts as the local index stores them, where the ingest counted
+    # them ahead (in its worker processes); other chunks are counted when written
+    terms: Mapping[str, bytes] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

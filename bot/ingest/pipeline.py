@@ -28,7 +28,6 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from bot.code.languages import language_for
 from bot.errors import SourceError
@@ -41,9 +40,6 @@ from bot.ingest.workers import prepare_all, process_count
 from bot.llm.embeddings import Embedded, Embedder
 from bot.models import Chunk, FileDoc, FileEntry, RepoState
 from bot.store.base import SymbolTable
-
-if TYPE_CHECKING:
-    from bot.index.local.termcounts import ChunkText
 
 log = logging.getLogger(__name__)
 
@@ -164,11 +160,7 @@ class Ingestor:
             source.close()  # its git process ends now, not during the embedding or at collection
         change, added, dropped = _change_set(name, source, old, docs, chunks, removed, len(listed))
         vectors, embedded = self._embed(change.upserts, progress)
-        # Imported here, as numpy is: `codecite` starts without them (see adapters.cli.interrupts).
-        from bot.index.local.termcounts import precounted
-
-        with precounted(counted):  # the workers' term counts: not tokenised twice
-            self._index.apply(_with_vectors(change, vectors))
+        self._index.apply(replace(change, vectors=vectors, terms=counted))
         del counted
         # After the index: the table records the commit it matches, so a crash or a failed
         # write here is noticed by lookups and mended by the next ingest.
@@ -250,13 +242,13 @@ class Ingestor:
         symbols: SymbolSync,
         progress: Progress | None,
         processes: int,
-    ) -> tuple[list[FileDoc], list[Chunk], dict[ChunkText, bytes]]:
+    ) -> tuple[list[FileDoc], list[Chunk], dict[str, bytes]]:
         """The files' docs and chunks, and (for the local index) each chunk's term counts."""
-        from bot.index.local.termcounts import chunk_text, pack
+        from bot.index.local.termcounts import pack
 
         docs: list[FileDoc] = []
         chunks: list[Chunk] = []
-        counted: dict[ChunkText, bytes] = {}
+        counted: dict[str, bytes] = {}  # chunk id -> term counts (the workers counted them)
         local = _is_local(self._index)
         # The local index stores term counts (counted here, in the workers) and no file text.
         like = Batch(
@@ -270,7 +262,7 @@ class Ingestor:
             docs.append(p.doc)
             symbols.add(p.doc.path, p.doc.blob, p.symbols)  # from the same parse as the chunks
             if p.terms is not None:
-                counted.update(zip(map(chunk_text, p.chunks), pack(p.terms), strict=True))
+                counted.update(zip((c.id for c in p.chunks), pack(p.terms), strict=True))
             if progress is not None:
                 progress("chunk", done, len(files))
         return docs, chunks, counted
@@ -358,20 +350,6 @@ def _change_set(
         removed_paths=removed,
     )
     return change, len(upserts), len(deletes)
-
-
-def _with_vectors(change: ChangeSet, vectors: dict[str, list[float]]) -> ChangeSet:
-    if not vectors:
-        return change
-    return ChangeSet(
-        repo=change.repo,
-        state=change.state,
-        upserts=change.upserts,
-        vectors=vectors,
-        deletes=change.deletes,
-        files=change.files,
-        removed_paths=change.removed_paths,
-    )
 
 
 def _same_source(recorded: str, location: str) -> bool:

@@ -21,7 +21,7 @@ import logging
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from itertools import islice
@@ -32,7 +32,7 @@ from bot.index.base import ChangeSet
 from bot.index.local import lexical, rowcache
 from bot.index.local.files import FileRows
 from bot.index.local.migrate import migrate
-from bot.index.local.termcounts import DAMAGED, ChunkText, chunk_text, texts_terms, uncounted_size
+from bot.index.local.termcounts import DAMAGED, ChunkText, chunk_text, texts_terms
 from bot.index.local.vectors import bump_vector_generation, store_vectors
 from bot.models import Chunk, RepoState
 from bot.runtime.parallel import ordered_map
@@ -212,7 +212,7 @@ def write_change(conn: sqlite3.Connection, change: ChangeSet) -> None:
     files_gone = _rowids(conn, "files", repo, "path", change.removed_paths)
     conn.executemany("DELETE FROM files WHERE fid = ?", ((fid,) for fid in files_gone))
     files = FileRows.plan(conn, repo, change.files)
-    upserted = _upsert_chunks(conn, repo, change.upserts, files)
+    upserted = _upsert_chunks(conn, repo, change.upserts, files, change.terms)
     vectors_changed += upserted.vectors_dropped
     vectors_changed += store_vectors(conn, repo, upserted.rids, change.vectors)
     files_changed = files.finish()
@@ -256,7 +256,11 @@ class _Upserted:
 
 
 def _upsert_chunks(
-    conn: sqlite3.Connection, repo: str, chunks: Sequence[Chunk], files: FileRows
+    conn: sqlite3.Connection,
+    repo: str,
+    chunks: Sequence[Chunk],
+    files: FileRows,
+    counted: Mapping[str, bytes],
 ) -> _Upserted:
     """Insert new chunks, refresh metadata of known ones; new chunks' counts go to `files`."""
     latest = {c.id: c for c in chunks}
@@ -285,7 +289,7 @@ def _upsert_chunks(
         ],
     )
     fresh = [(cid, c) for cid, c in latest.items() if cid not in rids]
-    _insert_chunks(conn, fresh, rids, files)
+    _insert_chunks(conn, fresh, rids, files, counted)
     return _Upserted(rids, len(fresh), dropped, refreshed)
 
 
@@ -294,10 +298,11 @@ def _insert_chunks(
     fresh: Sequence[tuple[str, Chunk]],
     rids: dict[str, int],
     files: FileRows,
+    known: Mapping[str, bytes],
 ) -> None:
     """Tokenise, write and let go of new chunks a batch at a time; their rowids go to `rids`."""
     rowid = _next_rowid(conn, "chunks", "rid")
-    counted = zip(fresh, _fresh_terms(fresh), strict=True)
+    counted = zip(fresh, _fresh_terms(fresh, known), strict=True)
     while batch := list(islice(counted, CHUNKS_PER_BATCH)):
         rids.update((cid, rowid + i) for i, ((cid, _), _) in enumerate(batch))
         rowid += len(batch)
@@ -310,14 +315,17 @@ def _insert_chunks(
         files.flush()
 
 
-def _fresh_terms(fresh: Sequence[tuple[str, Chunk]]) -> Iterator[bytes]:
-    """Term counts of new chunks, in order; spread over worker processes when there are many."""
-    texts = (chunk_text(c) for _, c in fresh)
-    return ordered_map(texts_terms, texts, weight=_text_size, batch_weight=TERMS_BATCH_CHARS)
+def _fresh_terms(fresh: Sequence[tuple[str, Chunk]], known: Mapping[str, bytes]) -> Iterator[bytes]:
+    """Term counts of new chunks, in order: those `known` (counted ahead by the ingest) as
+    given, the rest counted here, over worker processes when there are many."""
+    texts = (chunk_text(c) for cid, c in fresh if cid not in known)
+    counted = ordered_map(texts_terms, texts, weight=_text_size, batch_weight=TERMS_BATCH_CHARS)
+    for cid, _ in fresh:
+        yield known[cid] if cid in known else next(counted)
 
 
 def _text_size(item: ChunkText) -> int:
-    return uncounted_size(item)  # counted ahead by ingest's workers: no pool for those
+    return len(item[3])
 
 
 def _chunk_fields(c: Chunk) -> tuple[object, ...]:

@@ -13,10 +13,8 @@ counts, so no file is tokenised twice.
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from itertools import pairwise
 
 import numpy as np
@@ -76,42 +74,9 @@ def texts_terms(items: Iterable[ChunkText]) -> list[bytes]:
     """The term counts of many chunks for FIELDS (path, symbol, header, body), in order.
 
     A file's chunks share their path, so its tokens are counted once per run of
-    chunks of that path. Chunks whose counts were handed over (`precounted`) are
-    not tokenised again.
+    chunks of that path.
     """
-    items = list(items)
-    # Taken, not looked up: each is written once, and the table shrinks as the write goes.
-    take = _PRECOUNTED.pop
-    known = [take(item, None) for item in items] if _PRECOUNTED else [None] * len(items)
-    counted = iter(
-        pack(count_chunks(item for item, blob in zip(items, known, strict=True) if blob is None))
-    )
-    return [next(counted) if blob is None else blob for blob in known]
-
-
-# Counts made ahead of the write (by ingest's worker processes), by what they depend on.
-# Counts are a pure function of that key, so an entry is right whoever finds it: two
-# ingests in two threads may share the table, and a missing entry is only counted again.
-_PRECOUNTED: dict[ChunkText, bytes] = {}
-_PRECOUNTED_LOCK = threading.Lock()
-
-
-def uncounted_size(item: ChunkText) -> int:
-    """The text `texts_terms` would tokenise for `item`: none when it was counted ahead."""
-    return 0 if item in _PRECOUNTED else len(item[3])
-
-
-@contextmanager
-def precounted(counted: Mapping[ChunkText, bytes]) -> Iterator[None]:
-    """While the block runs, `texts_terms` takes these chunks' counts as given."""
-    with _PRECOUNTED_LOCK:
-        _PRECOUNTED.update(counted)
-    try:
-        yield
-    finally:
-        with _PRECOUNTED_LOCK:
-            for key in counted:
-                _PRECOUNTED.pop(key, None)
+    return pack(count_chunks(items))
 
 
 def chunk_terms(chunk: Chunk) -> bytes:

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import random
+import sqlite3
 from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from bot.errors import StoreError
 from bot.index.local import termcounts
+from bot.index.local.index import LocalIndex
 from bot.index.local.termcounts import (
     CHUNK_BODY,
     FILE_BODY,
     MAX_COUNT,
     RECORD,
+    chunk_terms,
     chunk_text,
     chunks_terms,
     decode,
@@ -25,7 +29,7 @@ from bot.index.local.termcounts import (
 )
 from bot.text.termarrays import count_chunks
 from bot.text.tokens import code_tokens, path_tokens
-from tests.support.index_contract import make_chunk
+from tests.support.index_contract import change_set, make_chunk, sample_chunks
 
 WORDS = ["retry", "Retries", "cache_hit", "parseURL", "x", "42", "é", "self", "handler"]
 
@@ -127,19 +131,19 @@ def test_each_field_counted_in_first_seen_order() -> None:
     assert [int(c) for c in body["count"]] == list(counted.values())
 
 
-def test_counts_handed_over_are_taken_as_given_and_only_while_the_block_runs():
-    items = [
-        ("pkg/retry.py", "backoff", "def backoff(attempt):", "return min(2 ** attempt, 60)"),
-        ("pkg/retry.py", "", "", "MAX_ATTEMPTS = 5"),
-    ]
-    fresh = termcounts.texts_terms(items)
-    marker = termcounts.encode([["marker"]])  # not what the first item would count to
-    with termcounts.precounted({items[0]: marker}):
-        assert termcounts.uncounted_size(items[0]) == 0
-        assert termcounts.uncounted_size(items[1]) == len(items[1][3])
-        assert termcounts.texts_terms(items) == [marker, fresh[1]]
-    assert termcounts.texts_terms(items) == fresh
-    assert termcounts.uncounted_size(items[0]) == len(items[0][3])
+def test_counts_handed_over_in_the_change_set_are_stored_as_given(tmp_path):
+    """An ingest's workers count terms ahead; the index stores those blobs and counts the
+    rest itself."""
+    ahead, fresh = sample_chunks()[:2]
+    marker = encode([["marker"]])  # not what `ahead` would count to
+    assert marker != chunk_terms(ahead)
+    change = replace(change_set("alpha", [ahead, fresh], dim=8), terms={ahead.id: marker})
+    with LocalIndex(tmp_path / "index.sqlite") as idx:
+        idx.apply(change)
+    conn = sqlite3.connect(tmp_path / "index.sqlite")
+    stored = dict(conn.execute("SELECT id, terms FROM chunks"))
+    conn.close()
+    assert stored == {ahead.id: marker, fresh.id: chunk_terms(fresh)}
 
 
 def test_flat_arrays_pack_to_the_records_counted_in_one_step():
