@@ -41,6 +41,7 @@ from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from bot.errors import BotError
+from bot.runtime.parallel import main_left_out, relay
 
 if TYPE_CHECKING:
     from multiprocessing.context import SpawnProcess
@@ -95,7 +96,7 @@ class Children:
 
         context = multiprocessing.get_context("spawn")
         ours, theirs = context.Pipe(duplex=False)
-        # INFO at least: the parent's loggers decide what they keep (`_handle`)
+        # INFO at least: the parent's loggers decide what they keep (`relay`)
         level = min(logging.getLogger().getEffectiveLevel(), logging.INFO)
         process = context.Process(
             target=_child_main,
@@ -106,7 +107,8 @@ class Children:
         with self._lock:
             if self._cancelled:
                 raise Cancelled()
-            process.start()
+            with main_left_out():  # the child need not re-run the CLI's imports
+                process.start()
             self._live[process.pid or 0] = process
         theirs.close()  # the child's end: EOF here once the child is gone
         answered = False
@@ -160,7 +162,7 @@ class Children:
                     detail=f"ingest process {process.pid}: {how}",
                 ) from None
             if kind == "log":
-                _handle(payload)
+                relay(payload)
             elif kind == "report":
                 if on_report is not None:
                     on_report(payload)
@@ -219,12 +221,6 @@ def _rebuilt(module: str, name: str, user_message: str, detail: str) -> BotError
     error = cls.__new__(cls)
     BotError.__init__(error, user_message, detail=detail)
     return error
-
-
-def _handle(record: logging.LogRecord) -> None:
-    logger = logging.getLogger(record.name)
-    if logger.isEnabledFor(record.levelno):
-        logger.handle(record)
 
 
 # -- in the child ------------------------------------------------------------------------------

@@ -193,7 +193,7 @@ class _Pool(Generic[T, R]):
             if batch is None:
                 return
             try:
-                with _main_left_out():  # a submit may start a worker process
+                with main_left_out():  # a submit may start a worker process
                     future = self._executor.submit(self._work, batch)
                 queue.append(_Slot(batch, future=future))
             except (BrokenExecutor, OSError):  # a worker died, or could not be started
@@ -256,7 +256,7 @@ _MAIN_LOCK = threading.Lock()
 
 
 @contextmanager
-def _main_left_out() -> Iterator[None]:
+def main_left_out() -> Iterator[None]:
     """While the block runs, a process started with `spawn` skips the main module: it
     would re-run it by path (`__file__`) or by name (`__spec__`)."""
     with _MAIN_LOCK:
@@ -290,6 +290,12 @@ def _forward_logs(logs: Any) -> None:
         record = logs.get()
         if record is _STOP:
             return
-        logger = logging.getLogger(record.name)
-        if logger.isEnabledFor(record.levelno):
-            logger.handle(record)
+        relay(record)
+
+
+def relay(record: logging.LogRecord) -> None:
+    """A record logged in another process, to the logger it was logged to here (which
+    keeps it or not by its own level)."""
+    logger = logging.getLogger(record.name)
+    if logger.isEnabledFor(record.levelno):
+        logger.handle(record)
