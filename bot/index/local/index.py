@@ -99,7 +99,7 @@ class LocalIndex:
         )
         views = tuple(field_weights(FIELDS, self._chunk_weights, fields) for fields in _VIEWS)
         self._weights = Weights(self._chunk_weights, file_weights, views)
-        self._lexical = EngineCache(self._weights)
+        self._lexical = EngineCache(self._weights)  # for close() if opening fails; replaced below
         self._local = threading.local()
         self._conns: dict[threading.Thread, sqlite3.Connection] = {}
         self._conns_lock = threading.Lock()
