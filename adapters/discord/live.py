@@ -156,20 +156,27 @@ class LiveMessages:
 
 
 class ChannelSurface:
-    """Messages in a channel; the first replies to `reference` without pinging its author."""
+    """Messages in a channel; the first replies to `reference` without pinging its author,
+    and every later one replies to the first, so that two answers written at once in one
+    channel stay apart however their messages interleave."""
 
     def __init__(
         self, channel: discord.abc.Messageable, reference: discord.Message | None = None
     ) -> None:
         self._channel = channel
         self._reference = reference
+        self._first: discord.Message | None = None
 
     async def post(self, index: int, content: str, view: discord.ui.View | None) -> Handle:
         extras: dict[str, Any] = {"view": view} if view is not None else {}
-        if index == 0 and self._reference is not None:
-            extras["reference"] = self._reference.to_reference(fail_if_not_exists=False)
+        replied = self._reference if index == 0 else self._first
+        if replied is not None:
+            extras["reference"] = replied.to_reference(fail_if_not_exists=False)
             extras["mention_author"] = False
-        return await send_once(self._channel, content, extras)
+        message = await send_once(self._channel, content, extras)
+        if index == 0:
+            self._first = message
+        return message
 
     async def edit(self, handle: Handle, content: str, view: discord.ui.View | None) -> None:
         assert isinstance(handle, discord.Message)

@@ -22,7 +22,7 @@ import discord
 from adapters.common.errors import user_facing
 from adapters.discord.confirm import confirm_view
 from adapters.discord.feedback import NO_MENTIONS, vote_view
-from adapters.discord.live import send_once
+from adapters.discord.live import ChannelSurface
 from adapters.discord.render import render_answer, render_text
 from bot.commands import Command, Syntax, parse
 from bot.core import Context, Core
@@ -116,14 +116,12 @@ def _extras(reply: Reply, index: int) -> dict[str, Any]:
 async def send_to_channel(
     channel: discord.abc.Messageable, reply: Reply, *, reference: discord.Message | None = None
 ) -> list[discord.Message]:
-    """Post the pieces in order; the first replies to `reference` (without pinging its author)."""
+    """Post the pieces in order; the first replies to `reference` (without pinging its
+    author), the others to the first (`ChannelSurface`)."""
+    surface = ChannelSurface(channel, reference)
     sent: list[discord.Message] = []
     for index, piece in enumerate(reply.pieces):
-        extras = _extras(reply, index)
-        if index == 0 and reference is not None:
-            extras["reference"] = reference.to_reference(fail_if_not_exists=False)
-            extras["mention_author"] = False
-        sent.append(await send_once(channel, piece, extras))
+        sent.append(await surface.post(index, piece, _extras(reply, index).get("view")))
     return sent
 
 

@@ -43,7 +43,8 @@ def split_message(text: str, limit: int, *, paragraphs: bool = True) -> list[str
 
     Prefers paragraph, then line boundaries; never leaves a code fence open in
     a piece (it is closed and reopened, with its language, in the next one).
-    A single line longer than the limit is cut hard as a last resort.
+    A single line longer than the limit is cut at a word boundary (a space), and hard
+    only when it has none near the limit; the rest of it begins the next piece.
     With `paragraphs=False` every piece is filled line by line before the next
     begins, so the pieces of a growing text stay put: all but the last are final
     once a later piece exists (what a message edited as an answer streams needs).
@@ -67,17 +68,23 @@ def split_message(text: str, limit: int, *, paragraphs: bool = True) -> list[str
         current = [fence_open + "\n"] if fence_open else []
         size = sum(len(p) for p in current)
 
-    for line in _lines_within(text, limit - 8):
-        closing = 4 if fence_open or _FENCE.match(line) else 0
-        blank_break = paragraphs and not line.strip() and not fence_open and size > limit // 2
-        if size + len(line) + closing > limit or blank_break:
-            flush()
-            if blank_break:
-                continue
-        current.append(line)
-        size += len(line)
-        if _FENCE.match(line):
-            fence_open = "" if fence_open else line.strip()
+    for raw in text.splitlines(keepends=True):
+        while raw:
+            # Inside a block, the reopened fence line takes room in the piece too.
+            width = limit - 8 - (len(fence_open) + 1 if fence_open else 0)
+            line, raw = _first_part(raw, width)
+            closing = 4 if fence_open or _FENCE.match(line) else 0
+            blank_break = paragraphs and not line.strip() and not fence_open and size > limit // 2
+            if size + len(line) + closing > limit or blank_break:
+                flush()
+                if blank_break:
+                    continue
+            current.append(line)
+            size += len(line)
+            if _FENCE.match(line):
+                fence_open = "" if fence_open else line.strip()
+            if raw:  # the line goes on in the next piece, never after a line break in this one
+                flush()
     if fence_open:
         fence_open = ""
     body = "".join(current).rstrip("\n")
@@ -86,12 +93,15 @@ def split_message(text: str, limit: int, *, paragraphs: bool = True) -> list[str
     return pieces
 
 
-def _lines_within(text: str, width: int) -> list[str]:
-    """Lines with their newlines; any line longer than `width` is cut into parts."""
-    lines: list[str] = []
-    for line in text.splitlines(keepends=True):
-        while len(line) > width:
-            lines.append(line[:width] + "\n")
-            line = line[width:]
-        lines.append(line)
-    return lines
+def _first_part(line: str, width: int) -> tuple[str, str]:
+    """`line` (with its newline) if it fits in `width`, else its first part and the rest.
+
+    The cut falls after the last space that leaves at most `width` characters before it
+    and at least three quarters of them, so no word is split; a line with no such space
+    is cut at `width`.
+    """
+    if len(line) <= width:
+        return line, ""
+    space = line.rfind(" ", width - width // 4, width + 1)
+    at = space + 1 if space > 0 else width
+    return line[:at].rstrip(" ") + "\n", line[at:]

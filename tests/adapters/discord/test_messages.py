@@ -154,7 +154,8 @@ def test_long_answer_is_split_into_valid_messages_and_cannot_ping(
                 assert not re.search(r"@(everyone|here)", piece["content"])
             assert [bool(p["components"]) for p in pieces] == [False] * (len(pieces) - 1) + [True]
             assert pieces[0]["message_reference"]["message_id"] == question["id"]
-            assert all("message_reference" not in p for p in pieces[1:])
+            # Continuations reply to the answer's first message: two answers at once stay apart.
+            assert all(m["message_reference"]["message_id"] == pieces[0]["id"] for m in pieces[1:])
             joined = "\n".join(p["content"] for p in pieces)
             assert joined.count("attempt_44 = hook.deliver(timeout=44)") == 3
             assert LINK.search(joined)

@@ -17,6 +17,7 @@ from adapters.discord.render import (
     thread_name,
 )
 from bot.models import Answer, Citation, Freshness
+from tests.support.prose import long_paragraph
 
 URL = "https://github.com/acme/demo/blob/abc1234/src/hooks.py#L6-L12"
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -141,3 +142,12 @@ def test_a_not_covered_answer_reads_naturally() -> None:
         "",
         f"**[src/hooks.py:L6-L12](<{URL}>)** `retry` (demo)",
     ]
+
+
+def test_a_paragraph_over_the_message_limit_is_split_between_words() -> None:
+    paragraph = long_paragraph(MESSAGE_LIMIT * 4)
+    for streamed in (False, True):
+        pieces = render_text(paragraph, streamed=streamed)
+        assert len(pieces) >= 4
+        assert all(len(piece) <= MESSAGE_LIMIT for piece in pieces)
+        assert [w for piece in pieces for w in piece.split()] == paragraph.split()

@@ -200,7 +200,10 @@ def test_a_long_answer_continues_in_a_new_message_with_fences_balanced(
                 True
             ]
             assert messages[0]["message_reference"]["message_id"] == question["id"]
-            assert all("message_reference" not in m for m in messages[1:])
+            # Continuations reply to the answer's first message: two answers at once stay apart.
+            assert all(
+                m["message_reference"]["message_id"] == messages[0]["id"] for m in messages[1:]
+            )
             assert no_rate_limit_hit(h)
 
     run(scenario())

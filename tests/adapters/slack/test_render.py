@@ -14,6 +14,7 @@ from adapters.slack.render import (
     sources_text,
 )
 from bot.models import Answer, Citation, Freshness
+from tests.support.prose import long_paragraph
 
 URL = "https://github.com/acme/shop/blob/3f2a9c1/shop/webhooks.py#L6-L12"
 WEB = Citation("shop", "shop/webhooks.py", 6, 12, URL, symbol="retry_failed_webhooks")
@@ -151,3 +152,12 @@ def test_a_not_covered_answer_reads_naturally() -> None:
         "The indexed code does not seem to mention PostgreSQL or `pg_pool`; the nearest places are:"
     )
     assert first[2] == f"*<{URL}|shop/webhooks.py:L6-L12>* `retry_failed_webhooks` (shop)"
+
+
+def test_a_paragraph_over_the_section_limit_is_split_between_words() -> None:
+    paragraph = long_paragraph(SECTION_CHARS * 5)
+    messages = render_answer(_answer(paragraph, citations=()))
+    sections = [b["text"]["text"] for m in messages for b in m.blocks if b["type"] == "section"]
+    assert len(sections) >= 5
+    assert all(len(text) <= SECTION_CHARS for text in sections)
+    assert [w for text in sections for w in text.split()] == to_mrkdwn(paragraph).split()

@@ -2,6 +2,7 @@ import random
 
 from bot.answer.text import link_citations, split_message
 from bot.models import Citation
+from tests.support.prose import long_paragraph
 
 
 def _balanced(piece: str) -> bool:
@@ -110,3 +111,37 @@ def test_filled_pieces_keep_fences_and_lose_nothing():
     joined = "\n".join(pieces)
     for i in range(80):
         assert joined.count(f"step_{i} = deliver(attempt={i})") == 2
+
+
+def test_a_paragraph_longer_than_the_limit_is_split_between_words():
+    paragraph = long_paragraph(9000)
+    for limit in (2000, 2900, 500):
+        for paragraphs in (True, False):
+            pieces = split_message(paragraph, limit, paragraphs=paragraphs)
+            assert len(pieces) > 2
+            assert all(len(p) <= limit for p in pieces)
+            # Word for word the same: no word was cut in two across pieces.
+            assert [w for p in pieces for w in p.split()] == paragraph.split(), limit
+            # Each piece is one line: the paragraph is not broken inside a piece.
+            assert all("\n" not in p for p in pieces), limit
+
+
+def test_a_long_paragraph_between_others_keeps_its_neighbours_whole():
+    paragraph = long_paragraph(5000)
+    text = f"First, a short paragraph.\n\n{paragraph}\n\nLast words here."
+    pieces = split_message(text, 2000)
+    assert pieces[0].startswith("First, a short paragraph.")
+    assert pieces[-1].endswith("Last words here.")
+    assert [w for p in pieces for w in p.split()] == text.split()
+
+
+def test_a_long_line_in_code_is_cut_at_a_space_and_its_block_reopened():
+    line = "values = [" + ", ".join(f"item_{i}" for i in range(400)) + "]"
+    text = f"```python\n{line}\n```"
+    pieces = split_message(text, 500)
+    assert len(pieces) > 3
+    for piece in pieces:
+        assert len(piece) <= 500
+        assert _balanced(piece)
+    body = [w for p in pieces for w in p.split() if not w.startswith("```")]
+    assert body == line.split()
