@@ -13,17 +13,20 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from slack_bolt import App
+from slack_bolt.middleware.authorization import SingleTeamAuthorization
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.builtin_handlers import (
     RateLimitErrorRetryHandler,
     ServerErrorRetryHandler,
 )
+from slack_sdk.web import SlackResponse
 
 from adapters.common.dedupe import EventDedupe
 from adapters.slack.assistant import SlackAssistant
 from adapters.slack.assistant_pane import STATUS_INTERVAL
 from adapters.slack.handlers import SlackHandlers
+from adapters.slack.intake import Intake
 from adapters.slack.settings import SlackSettings
 from bot.core import Core
 from bot.errors import ConfigError, ServiceUnavailable
@@ -41,10 +44,12 @@ class SlackBot:
     handlers: SlackHandlers
     listeners: ThreadPoolExecutor
     assistant: SlackAssistant
+    intake: Intake
 
     def close(self) -> None:
         """Finish the answers already accepted, then release the pool and the event store."""
         self.listeners.shutdown(wait=True)
+        self.intake.close()
         self.assistant.close()
         self.handlers.close()  # closes the event store both share
 
@@ -87,15 +92,17 @@ def build_bot(
     )
     client = configure_client(app.client, settings)
     try:
-        client.auth_test()
+        identity = client.auth_test()
     except SlackApiError as exc:
         listeners.shutdown()
         raise ConfigError("Slack refused the bot token (auth.test failed).") from exc
     except (SlackClientError, OSError) as exc:
         listeners.shutdown()
         raise ServiceUnavailable("Slack could not be reached; is the network up?") from exc
+    _authorized(app, identity)
     dedupe = EventDedupe(core.event_claims())  # one claim per message, whoever answers it
-    handlers = SlackHandlers(core, client, dedupe=dedupe)
+    intake = Intake()
+    handlers = SlackHandlers(core, client, dedupe=dedupe, intake=intake)
     handlers.register(app)
     # The AI-app pane (Agents & AI Apps): its threads only; every other DM reaches `handlers`.
     assistant = SlackAssistant(
@@ -103,10 +110,25 @@ def build_bot(
         client,
         dedupe=dedupe,
         conversations=handlers.conversations,
+        intake=intake,
+        others=handlers.take_event,
         status_interval=status_interval,
     )
     assistant.register(app)
-    return SlackBot(app=app, handlers=handlers, listeners=listeners, assistant=assistant)
+    return SlackBot(
+        app=app, handlers=handlers, listeners=listeners, assistant=assistant, intake=intake
+    )
+
+
+def _authorized(app: App, identity: SlackResponse) -> None:
+    """Hand our `auth.test` to Bolt's authorization, which would otherwise make that call
+    itself on the first request, before acknowledging it (a rate limit there would hold
+    that acknowledgement for its Retry-After). Bolt takes the result only as a constructor
+    argument of the middleware it builds; `token_verification_enabled=False` (see above)
+    left it empty."""
+    for middleware in app._middleware_list:
+        if isinstance(middleware, SingleTeamAuthorization) and not middleware.auth_test_result:
+            middleware.auth_test_result = identity
 
 
 def build_app(core: Core, *, settings: SlackSettings | None = None) -> App:

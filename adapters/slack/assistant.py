@@ -10,8 +10,10 @@
   the thread, so every process reads the same); the answer's scope follows it
   (`assistant_pane.pane_context`).
 
-Messages in other DM threads are not the pane's: the matcher lets them through to the
-ordinary handlers, so a workspace without the feature works as before. Duplicates are
+Messages in other DM threads are not the pane's: they go on to the ordinary handlers
+(`others`), so a workspace without the feature works as before. Which thread is the
+pane's may take a read of Slack (`PaneThreads`), so it is decided after the
+acknowledgement, on the intake, like everything else these listeners do. Duplicates are
 claimed with the same keys as the handlers use, so no message is answered twice.
 """
 
@@ -53,6 +55,7 @@ from adapters.slack.conversations import ConversationTypes
 from adapters.slack.events import PLATFORM, Incoming, parse_event
 from adapters.slack.handlers import SYNTAX
 from adapters.slack.history import BotIdentity, load_thread
+from adapters.slack.intake import Intake
 from adapters.slack.outbox import Outbox, error_code
 from adapters.slack.render import SlackMessage, render_answer, render_text
 from adapters.slack.streamer import SlackStreamer, Undelivered
@@ -76,9 +79,14 @@ class SlackAssistant:
         *,
         dedupe: EventDedupe,
         conversations: ConversationTypes,
+        intake: Intake,
+        others: Callable[[dict[str, Any], BotIdentity], None],
         status_interval: float = STATUS_INTERVAL,
     ) -> None:
+        """`others(body, bot)`: a threaded DM message that is not the pane's."""
         self.core = core
+        self.intake = intake
+        self._others = others
         self.outbox = Outbox(client)
         self.threads = PaneThreads(client)
         self.conversations = conversations
@@ -97,8 +105,7 @@ class SlackAssistant:
         assistant = Assistant(logger=log)
         assistant.thread_started(self.on_started)
         assistant.thread_context_changed(self.on_context_changed)
-        # Bolt adds `matchers` to a list (its type hint says a single one).
-        assistant.user_message(matchers=[self.in_pane])(self.on_message)  # type: ignore[arg-type]
+        assistant.user_message(self.on_message)
         app.assistant(assistant)
 
     def close(self) -> None:
@@ -114,6 +121,11 @@ class SlackAssistant:
         body: dict[str, Any],
         say: Say,
         set_suggested_prompts: SetSuggestedPrompts,
+    ) -> None:
+        self.intake.later(self._greet, body, say, set_suggested_prompts)
+
+    def _greet(
+        self, body: dict[str, Any], say: Say, set_suggested_prompts: SetSuggestedPrompts
     ) -> None:
         thread = (body.get("event") or {}).get("assistant_thread") or {}
         channel, thread_ts = str(thread.get("channel_id") or ""), str(thread.get("thread_ts") or "")
@@ -144,6 +156,9 @@ class SlackAssistant:
     def on_context_changed(
         self, body: dict[str, Any], save_thread_context: SaveThreadContext
     ) -> None:
+        self.intake.later(self._keep_context, body, save_thread_context)
+
+    def _keep_context(self, body: dict[str, Any], save_thread_context: SaveThreadContext) -> None:
         thread = (body.get("event") or {}).get("assistant_thread") or {}
         context = thread.get("context")
         if not isinstance(context, dict) or not context.get("channel_id"):
@@ -157,8 +172,8 @@ class SlackAssistant:
     # -- a message in a pane thread ------------------------------------------------------------
 
     def in_pane(self, body: dict[str, Any]) -> bool:
-        """Bolt's matcher: a threaded DM message is the pane's only in a pane thread. It runs
-        before the ack; a thread not seen starting costs one read of its parent, once."""
+        """A threaded DM message is the pane's only in a pane thread; a thread not seen
+        starting costs one read of its parent, once (so never before the ack)."""
         event = body.get("event") or {}
         channel, thread_ts = str(event.get("channel") or ""), str(event.get("thread_ts") or "")
         return bool(channel and thread_ts) and self.threads.is_pane(channel, thread_ts)
@@ -170,7 +185,20 @@ class SlackAssistant:
         get_thread_context: GetThreadContext,
         set_title: SetTitle,
     ) -> None:
+        """Any threaded DM message, acknowledged: the pane's or another DM thread's."""
         bot = BotIdentity(context.bot_user_id or "", context.bot_id or "")
+        self.intake.later(self._take_message, body, bot, get_thread_context, set_title)
+
+    def _take_message(
+        self,
+        body: dict[str, Any],
+        bot: BotIdentity,
+        get_thread_context: GetThreadContext,
+        set_title: SetTitle,
+    ) -> None:
+        if not self.in_pane(body):
+            self._others(body, bot)
+            return
         incoming = parse_event(body, bot, answer_bots=self.core.config.answer_bots)
         if incoming is None or not incoming.thread_ts or not self._claim(*incoming.keys()):
             return

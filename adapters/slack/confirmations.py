@@ -16,8 +16,6 @@ from concurrent.futures import Future
 from functools import partial
 from typing import Any
 
-from slack_bolt import Ack
-
 from adapters.common.errors import result_text, user_facing
 from adapters.slack.conversations import ConversationTypes
 from adapters.slack.events import ButtonClick
@@ -54,8 +52,8 @@ class ConfirmButtons:
         self._track = track  # work the adapter finishes before it closes
         self._syntax = syntax
 
-    def on_click(self, ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
-        ack()
+    def on_click(self, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """A click, acknowledged (`SlackHandlers.acked`)."""
         click = ButtonClick.from_payload(body, action)
         command = parse(click.value)
         repo, confirmed = forget_target(command.argument)

@@ -1,8 +1,11 @@
 """Bolt listeners: acknowledge at once, claim the event, show progress, answer in the background.
 
 Each listener runs on Bolt's listener threads after (events) or right after
-calling (commands, buttons) `ack()`; the slow part, answering, runs in the
-bounded WorkerPool. Questions (mentions, DMs, follow-ups, `/codecite ask`) are
+calling (commands, buttons) `ack()`, and hands the rest at once to the intake
+(`adapters.slack.intake`): claiming, reactions, reading the thread, looking the
+conversation up may all wait (a rate limit, a database away), and none of it may
+hold a thread another request's acknowledgement needs. The slow part, answering,
+runs in the core's bounded answer queue. Questions (mentions, DMs, follow-ups, `/codecite ask`) are
 streamed with `SlackStreamer` (`Core.ask_stream`) unless `stream_answers` is off,
 then posted whole (`Core.ask`). The 👀 on a question goes as soon as answer text
 shows. Every failure the user could notice is turned into one sentence with an
@@ -34,6 +37,7 @@ from adapters.slack.history import (
     ThreadHistory,
     read_thread,
 )
+from adapters.slack.intake import Intake
 from adapters.slack.outbox import NOT_POSTABLE, Outbox, error_code
 from adapters.slack.render import (
     CONFIRM_ACTION,
@@ -68,8 +72,11 @@ UNKNOWN_ANSWER = "That answer is no longer on record, so the vote was not stored
 
 
 class SlackHandlers:
-    def __init__(self, core: Core, client: WebClient, *, dedupe: EventDedupe) -> None:
+    def __init__(
+        self, core: Core, client: WebClient, *, dedupe: EventDedupe, intake: Intake
+    ) -> None:
         self.core = core
+        self.intake = intake
         self.outbox = Outbox(client)
         self.streamer = SlackStreamer(client, self.outbox)
         self._client = client
@@ -88,9 +95,18 @@ class SlackHandlers:
         app.event("channel_shared")(self.on_sharing_changed)
         app.event("channel_unshared")(self.on_sharing_changed)
         app.command(COMMAND)(self.on_command)
-        app.action(VOTE_UP)(self.on_vote)
-        app.action(VOTE_DOWN)(self.on_vote)
-        app.action(CONFIRM_ACTION)(self.confirmations.on_click)
+        app.action(VOTE_UP)(self.acked(self.on_vote))
+        app.action(VOTE_DOWN)(self.acked(self.on_vote))
+        app.action(CONFIRM_ACTION)(self.acked(self.confirmations.on_click))
+
+    def acked(self, work: Callable[[dict[str, Any], dict[str, Any]], None]) -> Callable[..., None]:
+        """A button's listener: acknowledge, then `work(body, action)` on the intake."""
+
+        def listener(ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
+            ack()
+            self.intake.later(work, body, action)
+
+        return listener
 
     def close(self) -> None:
         """Finish the answers this adapter accepted (they were promised), then close."""
@@ -117,8 +133,12 @@ class SlackHandlers:
     # -- events: mentions, DMs, thread follow-ups ---------------------------------------------
 
     def on_event(self, body: dict[str, Any], context: BoltContext) -> None:
-        """Runs after Bolt acknowledged the event."""
+        """Runs after Bolt acknowledged the event: the rest on the intake."""
         bot = BotIdentity(context.bot_user_id or "", context.bot_id or "")
+        self.intake.later(self.take_event, body, bot)
+
+    def take_event(self, body: dict[str, Any], bot: BotIdentity) -> None:
+        """A mention, DM or thread follow-up, acknowledged: claim it, show 👀, queue it."""
         incoming = parse_event(body, bot, answer_bots=self.core.config.answer_bots)
         if incoming is None or not self._wanted(incoming):
             return
@@ -243,6 +263,9 @@ class SlackHandlers:
             ack(text=note, response_type="ephemeral")
         else:  # cheap, or a question: the reply itself follows at once
             ack()
+        self.intake.later(self._take_command, cmd)
+
+    def _take_command(self, cmd: SlashCommand) -> None:
         if cmd.trigger_id and not self._claim(f"slack:command:{cmd.trigger_id}"):
             return
         if cmd.command.spec.admin_only:  # reindex, forget: the ingest line, not an answer worker
@@ -318,8 +341,8 @@ class SlackHandlers:
 
     # -- feedback buttons ----------------------------------------------------------------------
 
-    def on_vote(self, ack: Ack, body: dict[str, Any], action: dict[str, Any]) -> None:
-        ack()
+    def on_vote(self, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """A 👍/👎 click, acknowledged (`acked`)."""
         vote = 1 if action.get("action_id") == VOTE_UP else -1
         voter = str((body.get("user") or {}).get("id") or "")
         try:
