@@ -35,18 +35,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
-
-from pinecone import Pinecone
-from pinecone.models.vectors.vector import ScoredVector
+from typing import TYPE_CHECKING, Any
 
 from bot.config import Settings
 from bot.errors import ConfigError
 from bot.index.base import ChangeSet, IndexStats, TermStats
-from bot.index.pinecone.client import PineconeData
-from bot.index.pinecone.control import check_dimension, ensure_index, existing_dimension
 from bot.index.pinecone.plan import (
     CHUNK_ENCODER,
     FILE_ENCODER,
@@ -76,6 +71,12 @@ from bot.models import Chunk, FileEntry, FileHit, Hit, RepoState
 from bot.runtime.retry import Retrier
 from bot.store.base import PineconeStateRecords, StoreSet
 
+if TYPE_CHECKING:  # the SDK is loaded by the first request (`status` needs none)
+    from pinecone import Pinecone
+    from pinecone.models.vectors.vector import ScoredVector
+
+    from bot.index.pinecone.client import PineconeData
+
 log = logging.getLogger(__name__)
 
 STATE_FILE = "pinecone_state.sqlite"
@@ -84,11 +85,15 @@ FIELD_OVERFETCH = 4
 
 
 class PineconeIndex:
-    """Index protocol on Pinecone. Owns the clients it is given and closes them."""
+    """Index protocol on Pinecone. Owns the clients it is given and closes them.
+
+    `pc`: the SDK's client, or what makes it: then it is made (and the SDK imported) by
+    the first request, so commands that read only the state (`status`, `repos`) never
+    load the SDK."""
 
     def __init__(
         self,
-        pc: Pinecone,
+        pc: Pinecone | Callable[[], Pinecone],
         state: Path | PineconeStateRecords,
         *,
         index_name: str = "codecite",
@@ -102,7 +107,8 @@ class PineconeIndex:
     ) -> None:
         if not 0.0 <= alpha <= 1.0:
             raise ConfigError("The hybrid alpha must be between 0 and 1.")
-        self._pc = pc
+        self._make_pc = pc if callable(pc) else lambda: pc
+        self._pc: Pinecone | None = None
         self._name = index_name
         self._host = host  # given (PINECONE_HOST) or found by init_index
         self._host_given = bool(host)
@@ -129,13 +135,15 @@ class PineconeIndex:
         """Build from the environment (state from `stores`, else SQLite); no request yet."""
         if settings.pinecone_api_key is None:
             raise ConfigError("CODECITE_INDEX=pinecone needs PINECONE_API_KEY.")
-        pc = Pinecone(
-            api_key=settings.pinecone_api_key.get_secret_value(),
-            source_tag="codecite",
-            timeout=settings.pinecone_timeout,
-        )
+        key = settings.pinecone_api_key.get_secret_value()
+
+        def client() -> Pinecone:
+            from pinecone import Pinecone
+
+            return Pinecone(api_key=key, source_tag="codecite", timeout=settings.pinecone_timeout)
+
         return cls(
-            pc,
+            client,
             stores.pinecone_state if stores is not None else settings.home / STATE_FILE,
             index_name=settings.pinecone_index,
             host=settings.pinecone_host,
@@ -143,13 +151,20 @@ class PineconeIndex:
             alpha=alpha,
         )
 
+    def _client(self) -> Pinecone:
+        with self._lock:
+            if self._pc is None:
+                self._pc = self._make_pc()
+            return self._pc
+
     @property
     def _data(self) -> PineconeData:
+        from bot.index.pinecone.client import PineconeData
+
+        pc = self._client()
         with self._lock:
             if self._data_client is None:
-                sdk = self._pc.index(
-                    name=self._name if not self._host else "", host=self._host or ""
-                )
+                sdk = pc.index(name=self._name if not self._host else "", host=self._host or "")
                 self._data_client = PineconeData(
                     sdk, namespace=self._namespace, retrier=self._retrier, workers=self._workers
                 )
@@ -170,14 +185,17 @@ class PineconeIndex:
 
         `None` adopts an existing index's dimension, or creates one at DEFAULT_DIMENSION.
         """
+        from bot.index.pinecone.control import check_dimension, ensure_index, existing_dimension
+
         if self._host_given:
             found = self._data.describe().dimension
             if dimension is not None:
                 check_dimension(self._name or "(by host)", found, dimension)
             self._dimension = dimension or found
             return
-        wanted = dimension or existing_dimension(self._pc, self._name) or DEFAULT_DIMENSION
-        self._host = ensure_index(self._pc, self._name, wanted)
+        pc = self._client()
+        wanted = dimension or existing_dimension(pc, self._name) or DEFAULT_DIMENSION
+        self._host = ensure_index(pc, self._name, wanted)
         self._dimension = wanted
 
     # --- writes ------------------------------------------------------------------------
@@ -346,7 +364,8 @@ class PineconeIndex:
         self._state.close()
         if self._data_client is not None:
             self._data_client.close()
-        self._pc.close()
+        if self._pc is not None:
+            self._pc.close()
 
     # --- helpers -----------------------------------------------------------------------
 
@@ -378,6 +397,8 @@ class PineconeIndex:
         return self._data.query(top_k=k, vector=vector, sparse=sparse, filter=flt)
 
     def _checked(self, vector: Sequence[float]) -> list[float]:
+        from bot.index.pinecone.control import check_dimension
+
         values = [float(v) for v in vector]
         check_dimension(self._name or "(by host)", self.dimension, len(values))
         return values

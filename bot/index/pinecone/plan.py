@@ -13,8 +13,7 @@ import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-
-from pinecone.models.vectors.vector import Vector
+from typing import TYPE_CHECKING
 
 from bot.errors import ConfigError, StoreError
 from bot.index.base import ChangeSet
@@ -31,6 +30,9 @@ from bot.index.pinecone.records import (
 from bot.index.pinecone.sparse import SparseEncoder
 from bot.index.pinecone.state import ChunkRow, FileRow
 from bot.models import Chunk, FileEntry
+
+if TYPE_CHECKING:
+    from pinecone.models.vectors.vector import Vector
 
 log = logging.getLogger(__name__)
 

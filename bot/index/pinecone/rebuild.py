@@ -14,11 +14,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pinecone.models.vectors.vector import Vector
-
-from bot.index.pinecone.client import PineconeData
 from bot.index.pinecone.records import (
     CHUNK,
     FILE,
@@ -31,6 +28,11 @@ from bot.index.pinecone.records import (
 from bot.models import RepoState
 from bot.store.base import PineconeStateRecords
 from bot.store.records import ChunkRow, FileRow
+
+if TYPE_CHECKING:  # the SDK is loaded by the first request
+    from pinecone.models.vectors.vector import Vector
+
+    from bot.index.pinecone.client import PineconeData
 
 log = logging.getLogger(__name__)
 

@@ -18,10 +18,13 @@ removal again finishes it: each step is idempotent and step 3 still finds every 
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
-from bot.index.pinecone.client import PineconeData
 from bot.index.pinecone.records import file_record_id, record_id, repo_prefix, repo_record_id
 from bot.store.base import PineconeStateRecords
+
+if TYPE_CHECKING:  # the SDK is loaded by the first request
+    from bot.index.pinecone.client import PineconeData
 
 log = logging.getLogger(__name__)
 

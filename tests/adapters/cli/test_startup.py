@@ -134,3 +134,32 @@ def test_serve_loads_each_adapter_and_the_scheduler_only_when_it_runs_them(tmp_p
     )
     assert result.returncode == 0, result.stderr
     assert heavy(set(result.stdout.split())) == set()
+
+
+def test_status_and_repos_with_pinecone_configured_load_no_sdk(make_repo, tmp_path):
+    """They read the state kept beside Pinecone; the SDK waits for a first request
+    (issue 27: a configured Pinecone cost every command its start-up)."""
+    from tests.servers.openai_fake import FakeOpenAI
+    from tests.servers.pinecone_fake import FakePinecone
+
+    repo = make_repo("shop")
+    build_shop(repo)
+    home = tmp_path / "home"
+    with FakeOpenAI(dimensions=8) as openai, FakePinecone(dimension=8) as pinecone:
+        env = {
+            "CODECITE_INDEX": "pinecone",
+            "PINECONE_API_KEY": pinecone.api_key,
+            "PINECONE_HOST": pinecone.url,
+            "OPENAI_API_KEY": "sk-test-123456",
+            "OPENAI_BASE_URL": openai.base_url,
+            "CODECITE_EMBED_DIMENSIONS": "8",
+        }
+        indexed, _ = loaded(home, tmp_path, "index", str(repo.path), **env)
+        assert "Indexed shop" in indexed.stdout
+        for command in ("status", "repos"):
+            result, modules = loaded(home, tmp_path, command, **env)
+            assert "shop" in result.stdout
+            assert heavy(modules) == set(), command
+        found, modules = loaded(home, tmp_path, "search", "retry failed webhooks", **env)
+        assert "webhooks.py" in found.stdout
+        assert "pinecone" in top(modules)  # the search itself is Pinecone's
