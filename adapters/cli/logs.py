@@ -13,6 +13,26 @@ from adapters.sections import PLATFORM_SECRETS
 from bot.config import Settings
 
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+# The SDKs and HTTP clients under codecite: their INFO lines (a request, a query, a
+# connection, a job run: several per question, some naming files of the install) are for
+# `-v`; otherwise only their warnings and errors reach the log.
+LIBRARIES = (
+    "httpx",
+    "httpx2",
+    "httpcore",
+    "httpcore2",
+    "urllib3",
+    "openai",
+    "pinecone",
+    "pinecone_plugin_interface",
+    "slack_bolt",
+    "slack_sdk",
+    "discord",
+    "aiohttp",
+    "websockets",
+    "apscheduler",
+    "psycopg",
+)
 
 
 class RedactSecrets(logging.Filter):
@@ -80,10 +100,13 @@ def secret_values(settings: Settings) -> list[str]:
 def setup_logging(
     settings: Settings, *, verbose: bool = False, server: bool = False
 ) -> Path | None:
-    """Configure the root logger once. Servers log fully to stderr; the CLI to a file."""
+    """Configure the root logger once. Servers log fully to stderr; the CLI to a file.
+    The libraries' own INFO lines only with `verbose` (see LIBRARIES)."""
     root = logging.getLogger()
     root.handlers.clear()
     root.setLevel(logging.INFO)
+    for name in LIBRARIES:
+        logging.getLogger(name).setLevel(logging.NOTSET if verbose else logging.WARNING)
     redact = RedactSecrets(secret_values(settings))
     log_file: Path | None = None
     if server:
@@ -110,6 +133,4 @@ def setup_logging(
     console.addFilter(redact)
     console.addFilter(_not_printed)
     root.addHandler(console)
-    for noisy in ("httpx", "httpx2", "openai", "urllib3", "slack_bolt", "discord"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
     return log_file
