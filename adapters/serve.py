@@ -26,11 +26,13 @@ which claims those jobs and ingests. Scheduled interval runs and the boot pass i
 directly in the scheduler's process. So the Procfile's `web` (`serve --no-schedule`)
 never ingests, and its `scheduler` does all of it.
 
-In `serve` each of those ingests runs in a child process at lower CPU priority
-(`bot.jobs.offload`): the one-process default answers at idle speed while the standard
-library is indexed beside it. Stopping (SIGTERM, Ctrl-C) cancels those children first;
-what they had not committed is not in the index, and the next run starts it again.
-`schedule` answers nothing, so it ingests in its own threads.
+Each of those ingests runs in a child process at lower CPU priority
+(`bot.jobs.offload`): in `serve` the one-process default answers at idle speed while the
+standard library is indexed beside it; in `schedule` too, so that what an ingest held
+(hundreds of MB for a large repository) goes back to the system when it ends, and a
+scheduler between ingests is the size of an idle one. Stopping (SIGTERM, Ctrl-C) cancels
+those children first; what they had not committed is not in the index, and the next run
+starts it again.
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ def serve(
     slack, discord = _adapters(core, slack, discord)
     web_port = port if port is not None else core.settings.port
     has_web = web_port is not None or (slack and _slack_http_mode())
-    with _ingests(core, enabled=schedule, in_children=True) as scheduler:
+    with _ingests(core, enabled=schedule) as scheduler:
         routes = push_routes(core)
         fallback = None if has_web or scheduler is None else _webhook_port(core, webhook_port)
         # The Slack adapter binds the web port itself (adding its events route in HTTP
@@ -125,7 +127,7 @@ def run_scheduler(core: Core, *, webhook_port: int | None = None) -> int:
     received: list[int] = []
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda signum, _frame: received.append(signum))
-    with _ingests(core, enabled=True, in_children=False):
+    with _ingests(core, enabled=True):
         routes = push_routes(core)
         port = webhook_port if webhook_port is not None else core.settings.port
         if port is None and routes:
@@ -190,13 +192,14 @@ def _listening(routes: list[Route], port: int | None) -> Iterator[RoutedServer |
 
 
 @contextmanager
-def _ingests(core: Core, *, enabled: bool, in_children: bool) -> Iterator[IngestScheduler | None]:
+def _ingests(core: Core, *, enabled: bool) -> Iterator[IngestScheduler | None]:
     """The re-ingest scheduler (when codecite.toml lists repositories) and the runner of
     recorded jobs (with or without configured repositories: a chat `reindex` of an indexed
     one still needs it), for the body of the `with`; none unless `enabled`.
 
-    `in_children` (serve): every ingest runs in a child process at lower priority, so
-    answers keep this interpreter; set before the scheduler's boot pass can start one.
+    Every ingest runs in a child process at lower priority, so answers keep this
+    interpreter and its memory returns when the ingest ends; set before the scheduler's
+    boot pass can start one.
     At the end those children are cancelled first (the index stays as it was, and the
     runs say so), so that stopping never waits for a long ingest; jobs they ran are left
     to the next runner's lease. In-thread ingests under way finish (heartbeating).
@@ -206,7 +209,7 @@ def _ingests(core: Core, *, enabled: bool, in_children: bool) -> Iterator[Ingest
         return
     from adapters.schedule import IngestScheduler
 
-    stop_children = core.ingest_in_children() if in_children else None
+    stop_children = core.ingest_in_children()
     scheduler = IngestScheduler(core) if core.config.repos else None
     runner = core.job_runner()
     try:
@@ -216,8 +219,7 @@ def _ingests(core: Core, *, enabled: bool, in_children: bool) -> Iterator[Ingest
         runner.start()
         yield scheduler
     finally:
-        if stop_children is not None:
-            stop_children()
+        stop_children()
         runner.stop()
         if scheduler is not None:
             scheduler.shutdown()

@@ -5,7 +5,7 @@
     outcomes = future.result()   # [("shop", IngestReport | BotError)]
 
 Ingests run on the line's own threads, never on an answer worker, so a long
-reindex cannot hold up questions; with `in_children` (`codecite serve`) the ingest
+reindex cannot hold up questions; with `in_children` (`codecite serve` and `schedule`) the ingest
 itself runs in a child process at lower priority (`bot.jobs.offload`), so it does not
 hold this interpreter's GIL either, while the lock and the run log stay here. Each
 repository is ingested under its cross-process lock (`stores.locks`) and every run

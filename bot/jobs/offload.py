@@ -4,7 +4,7 @@
     result = children.ingest(location, options, progress, quick)   # in a child, waited for
     children.cancel()                    # shutdown: stop them (the index stays as it was)
 
-`IngestLine.in_children` (`Core.ingest_in_children`, what `serve` calls) sends every
+`IngestLine.in_children` (`Core.ingest_in_children`, what `serve` and `schedule` call) sends every
 ingest of the line this way.
 
 The parent keeps everything that is about the run: the repository's lock, the run

@@ -1,20 +1,20 @@
-"""`codecite serve` as a real process with a configured repository: its ingest runs in a
-child process, and neither SIGTERM nor kill -9 of `serve` leaves that child behind."""
+"""`codecite serve` and `codecite schedule` as real processes with a configured repository:
+their ingests run in a child process, and neither SIGTERM nor kill -9 of `serve` leaves
+that child behind."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import socket
 import sqlite3
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from bot.config import Settings
+from tests.support.children import gone_within, ingest_child
 from tests.support.cli import run_cli, start_cli
 from tests.support.shop import build_shop
 
@@ -34,48 +34,6 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-def _processes_of(home: Path, command: bytes = b"") -> list[int]:
-    """Processes (other than this one) whose environment names this data directory, and
-    whose command line holds `command`."""
-    marker = f"CODECITE_HOME={home}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            mine = marker in (entry / "environ").read_bytes().split(b"\0")
-            if mine and command in (entry / "cmdline").read_bytes():
-                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-                if state != "Z":  # a zombie is already gone, only not yet reaped
-                    found.append(int(entry.name))
-        except OSError:  # ended meanwhile, or not ours to read
-            continue
-    return found
-
-
-def _ingest_child(home: Path, serve: subprocess.Popen[str], timeout: float = 90.0) -> int:
-    """The ingest child (not multiprocessing's resource tracker), once it leads its own
-    process group (so a Ctrl-C at the terminal reaches only serve)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and serve.poll() is None:
-        for pid in _processes_of(home, b"spawn_main"):
-            with contextlib.suppress(ProcessLookupError):
-                if os.getpgid(pid) == pid:
-                    return pid
-        time.sleep(0.05)
-    serve.kill()
-    raise AssertionError(f"serve started no ingest process; its log:\n{serve.communicate()[1]}")
-
-
-def _gone_within(pids: list[int], home: Path, timeout: float = 90.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not set(pids) & set(_processes_of(home)):
-            return True
-        time.sleep(0.1)
-    return False
 
 
 @contextmanager
@@ -132,20 +90,49 @@ def _index_write_locked(home: Path, child: int) -> Iterator[None]:
 
 def test_sigterm_cancels_the_ingest_child_and_serve_exits_cleanly(tmp_path, make_repo):
     with _serving(tmp_path, make_repo) as (proc, home):
-        child = _ingest_child(home, proc)
+        child = ingest_child(home, proc)
         with _index_write_locked(home, child):
             proc.send_signal(signal.SIGTERM)
             _, stderr = proc.communicate(timeout=120)
         assert proc.returncode == 0, stderr
         assert "Traceback" not in stderr
         assert "boot: indexing shop" in stderr
-        assert _gone_within([child], home)
+        assert gone_within([child], home)
 
 
 def test_a_killed_serve_takes_its_ingest_child_with_it(tmp_path, make_repo):
     with _serving(tmp_path, make_repo) as (proc, home):
-        child = _ingest_child(home, proc)
+        child = ingest_child(home, proc)
         with _index_write_locked(home, child):
             proc.kill()
             proc.wait(timeout=60)
-        assert _gone_within([child], home)  # told by the kernel (PR_SET_PDEATHSIG)
+        assert gone_within([child], home)  # told by the kernel (PR_SET_PDEATHSIG)
+
+
+def test_schedule_ingests_in_a_child_process_that_ends_with_the_ingest(tmp_path, make_repo):
+    """What an ingest held goes back to the system: the scheduler is left at its idle size."""
+    repo = make_repo("shop")
+    for number in range(300):
+        repo.write(f"shop/handlers/h{number}.py", HANDLER.format(n=number))
+    build_shop(repo)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "codecite.toml").write_text(
+        f'[[repos]]\nname = "shop"\npath = "{repo.path}"\n', encoding="utf-8"
+    )
+    proc = start_cli(home, "schedule", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        child = ingest_child(home, proc)
+        assert child != proc.pid
+        assert gone_within([child], home)  # the boot ingest ended, and its process with it
+        assert proc.poll() is None  # the scheduler goes on
+        status = run_cli(home, "status")
+        assert "shop" in status.stdout and "never indexed" not in status.stdout, status.stdout
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, stderr
+    assert "boot: indexing shop" in stderr and "Traceback" not in stderr
