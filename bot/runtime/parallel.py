@@ -37,6 +37,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import BrokenExecutor, CancelledError, Future
@@ -60,6 +61,7 @@ AHEAD = 3  # batches per worker in flight or buffered
 BATCH_WEIGHT = 1 << 20
 PARALLEL_ABOVE = 4 << 20
 STOP_SECONDS = 10.0  # for the log forwarding thread to drain after the workers exit
+ORPHAN_CHECK_SECONDS = 0.5  # how often a worker looks whether the process it serves is gone
 _STOP = None  # ends the log forwarding thread
 
 
@@ -232,7 +234,7 @@ class _Pool(Generic[T, R]):
             self._workers,
             mp_context=context,
             initializer=_init_worker,
-            initargs=(self._logs, level),
+            initargs=(self._logs, level, os.getpid()),
         )
         self._forwarder = threading.Thread(
             target=_forward_logs, args=(self._logs,), name="worker-logs", daemon=True
@@ -275,13 +277,29 @@ def main_left_out() -> Iterator[None]:
                 main.__spec__ = spec
 
 
-def _init_worker(logs: Any, level: int) -> None:
-    """In a worker: send every log record to the caller, at the caller's level."""
+def _init_worker(logs: Any, level: int, parent: int) -> None:
+    """In a worker: send every log record to the caller, at the caller's level; end when
+    the caller's process does."""
     import logging.handlers
 
     root = logging.getLogger()
     root.handlers[:] = [logging.handlers.QueueHandler(logs)]
     root.setLevel(level)
+    threading.Thread(target=_end_with, args=(parent,), name="orphan-check", daemon=True).start()
+
+
+def _end_with(parent: int) -> None:
+    """Exit once `parent` is gone (the worker is handed to another parent then).
+
+    A caller killed outright (SIGKILL, the OOM killer) never shuts its pool down, and a
+    worker waits for its next batch for ever: with it multiprocessing's resource
+    tracker, which ends only once every process holding its pipe has. The parent-death
+    signal of Linux is not used: it fires when the *thread* that started the worker
+    ends, which is not this pool's lifetime.
+    """
+    while os.getppid() == parent:
+        time.sleep(ORPHAN_CHECK_SECONDS)
+    os._exit(1)
 
 
 def _forward_logs(logs: Any) -> None:
