@@ -168,6 +168,13 @@ class SqliteJobs:
             )
         )
 
+    def queued(self) -> int:
+        return self._file.run(
+            lambda db: int(
+                db.execute("SELECT count(*) FROM jobs WHERE state = 'queued'").fetchone()[0]
+            )
+        )
+
     def results(self, ids: Sequence[int]) -> dict[int, Job]:
         wanted = sorted(set(ids))
         if not wanted:

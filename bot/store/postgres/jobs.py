@@ -114,6 +114,14 @@ class PostgresJobs:
     def cancel(self, repo: str, text: str) -> int:
         return self._db.run(lambda conn: int(conn.execute(_CANCEL, (text, repo)).rowcount))
 
+    def queued(self) -> int:
+        row = self._db.read(
+            lambda conn: conn.execute(
+                "SELECT count(*) FROM ingest_jobs WHERE state = 'queued'"
+            ).fetchone()
+        )
+        return int(str(row[0])) if row is not None else 0
+
     def results(self, ids: Sequence[int]) -> dict[int, Job]:
         wanted = sorted(set(ids))
         if not wanted:

@@ -61,6 +61,21 @@ def test_a_second_request_joins_the_queued_job_of_its_repository(
     assert stores.jobs.results([later])[later].quick is True
 
 
+def test_the_queue_depth_counts_the_jobs_no_runner_has_taken(
+    stores: StoreSet, other: StoreSet
+) -> None:
+    assert other.jobs.queued() == 0
+    first = stores.jobs.enqueue("shop", "webhook")
+    stores.jobs.enqueue("shop", "webhook")  # joins: still one
+    stores.jobs.enqueue("billing", "webhook")
+    assert other.jobs.queued() == 2
+    claimed = other.jobs.claim("runner", lease=30)
+    assert claimed is not None and claimed.id == first
+    assert stores.jobs.queued() == 1
+    other.jobs.finish(first, "runner", ok=True, text="done")
+    assert stores.jobs.queued() == 1
+
+
 def test_concurrent_claimers_each_take_a_different_job(kind: str, home: Path) -> None:
     sets = [open_kind(kind, home) for _ in range(4)]
     try:
