@@ -50,6 +50,7 @@ from adapters.common.http_routes import Route, RoutedServer, health_routes, star
 from adapters.webhook import QueuedReindex, webhook_route
 from bot.core import Core
 from bot.errors import ConfigError
+from bot.runtime import metrics
 
 if TYPE_CHECKING:  # APScheduler is loaded only where the scheduler runs
     from adapters.schedule import IngestScheduler
@@ -69,6 +70,7 @@ def serve(
     webhook_port: int | None = None,
 ) -> int:
     slack, discord = _adapters(core, slack, discord)
+    _measured(core)
     web_port = port if port is not None else core.settings.port
     has_web = web_port is not None or (slack and _slack_http_mode())
     with _ingests(core, enabled=schedule) as scheduler:
@@ -127,6 +129,7 @@ def run_scheduler(core: Core, *, webhook_port: int | None = None) -> int:
     received: list[int] = []
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda signum, _frame: received.append(signum))
+    _measured(core)
     with _ingests(core, enabled=True):
         routes = push_routes(core)
         port = webhook_port if webhook_port is not None else core.settings.port
@@ -136,6 +139,12 @@ def run_scheduler(core: Core, *, webhook_port: int | None = None) -> int:
             while not received:
                 time.sleep(STOP_POLL_SECONDS)
     return 0
+
+
+def _measured(core: Core) -> None:
+    """This process's metrics (served at /metrics), the Core's gauges among them."""
+    metrics.enable()
+    metrics.gauges(core.gauges)
 
 
 def _adapters(core: Core, slack: bool, discord: bool) -> tuple[bool, bool]:

@@ -87,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
                     "import_s": round(median([p["import_s"] for p in profiles]), 3),
                     "heavy": profiles[0]["heavy"],
                 }
-            row["pinecone_adds_s"] = round(row["pinecone"]["median_s"] - row["local"]["median_s"], 3)
+            added = row["pinecone"]["median_s"] - row["local"]["median_s"]
+            row["pinecone_adds_s"] = round(added, 3)
             result["commands"][command] = row
             print(command, json.dumps(row), flush=True)
     result["load_after"] = os.getloadavg()

@@ -11,6 +11,7 @@ text in `bot.commands` and `bot.reports`.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import replace
@@ -29,6 +30,7 @@ from bot.llm.embeddings import Embedder
 from bot.models import Answer, Hit, Question, RepoState, Turn
 from bot.readiness import readiness
 from bot.reports import StatusFacts, repos_text, status_text
+from bot.runtime import metrics
 from bot.runtime.limits import Limiter
 from bot.runtime.once import Once, deferred
 from bot.runtime.queue import AnswerQueue, Ticket
@@ -190,6 +192,19 @@ class Core:
         """Why this process cannot answer now ("" when it can): its index and stores answer."""
         return readiness(self.index, self.stores)
 
+    def gauges(self) -> dict[str, float | None]:
+        """What the metrics read at each scrape: this process's answer line, and the re-ingest
+        jobs waiting for a runner (None when the job table cannot be read now)."""
+        try:
+            queued: float | None = self.stores.jobs.queued()
+        except BotError:
+            queued = None
+        return {
+            "answer_queue_running": self._queue.running,
+            "answer_queue_waiting": self._queue.waiting,
+            "ingest_jobs_queued": queued,
+        }
+
     def never_indexed(self) -> list[str]:
         """Configured repositories the index holds nothing of (the scheduler's boot pass)."""
         indexed = {state.name for state in self.index.repo_states()}
@@ -215,7 +230,9 @@ class Core:
     ) -> Answer:
         """Answer within ctx's scope, narrowed to `repos` (inside it); recorded for 👍/👎."""
         question = self._question(text, ctx, conversation, repos)
+        started = time.monotonic()
         answer = self.answer(question)
+        metrics.answered(ctx.platform, answer.mode, time.monotonic() - started)
         return replace(answer, answer_id=self._record(ctx, question.text, answer))
 
     def ask_stream(
@@ -229,8 +246,17 @@ class Core:
     ) -> AnswerStream:
         """As `ask`, in safe pieces as the model writes (`progress` hears the stages first)."""
         question = self._question(text, ctx, conversation, repos)
+        started = time.monotonic()
         stream = self._answers.get().answer_stream(question, self._states(question.scope), progress)
-        return stream.then(lambda a: replace(a, answer_id=self._record(ctx, question.text, a)))
+
+        def done(answer: Answer) -> Answer:
+            metrics.answered(ctx.platform, answer.mode, time.monotonic() - started)
+            return replace(answer, answer_id=self._record(ctx, question.text, answer))
+
+        def shown() -> None:
+            metrics.first_text(ctx.platform, time.monotonic() - started)
+
+        return stream.on_first(shown).then(done)
 
     def _question(
         self, text: str, ctx: Context, turns: Sequence[Turn], repos: frozenset[str] | None
@@ -239,6 +265,7 @@ class Core:
         scope = narrowed(scope_for(self._config, ctx), repos)
         question = Question(validated(text, limit), scope, tuple(turns), ctx.user, ctx.channel)
         self._limiter.check(ctx)  # after validation and scope: a refusal costs no quota
+        metrics.question(ctx.platform)
         return question
 
     def answer(self, question: Question) -> Answer:

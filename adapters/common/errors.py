@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from concurrent.futures import Future
 
 from bot.errors import BotError
+from bot.runtime import metrics
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +29,7 @@ def user_facing(exc: BaseException, *, extra: Mapping[str, object] | None = None
     `extra` marks the log record (the terminal passes `PRINTED`: it shows the sentence
     itself, so its log handler leaves the record to the log file)."""
     ref = incident_id()
+    metrics.error(type(exc).__name__ if isinstance(exc, BotError) else "unexpected")
     if isinstance(exc, BotError):
         # Expected failures: no traceback needed, the detail is enough.
         reason = exc.detail or exc.user_message

@@ -1,4 +1,5 @@
-"""One routed HTTP server per process: `/healthz`, `/readyz`, push webhooks, Slack's events.
+"""One routed HTTP server per process: `/healthz`, `/readyz`, `/metrics`, push webhooks, Slack's
+events.
 
     routes = [*health_routes(core.readiness), webhook_route(...), slack_route(app)]
     server = start_routed(routes, port=8080, label="web")   # ConfigError if it cannot bind
@@ -24,11 +25,13 @@ from dataclasses import dataclass
 from adapters.common.http_handler import TEXT, GuardedHandler
 from adapters.common.http_limits import BoundedServer, HTTPLimits, Refusal
 from bot.errors import ConfigError
+from bot.runtime import metrics
 
 log = logging.getLogger(__name__)
 
 HEALTH_PATH = "/healthz"
 READY_PATH = "/readyz"
+METRICS_PATH = "/metrics"
 POLL_SECONDS = 0.1  # how soon stop() takes effect
 ANY_HOST = "0.0.0.0"  # noqa: S104 -- the platform's router must reach it; POST routes verify
 
@@ -45,7 +48,8 @@ class Route:
 
 
 def health_routes(readiness: Callable[[], str]) -> list[Route]:
-    """Liveness (200 while the process runs) and readiness (`readiness()` is "" when ready)."""
+    """Liveness (200 while the process runs), readiness (`readiness()` is "" when ready) and
+    the process's metrics in Prometheus's text format (`bot.runtime.metrics`)."""
 
     def healthz(request: GuardedHandler, query: str) -> None:
         request.send(200, "ok", TEXT)
@@ -62,7 +66,15 @@ def health_routes(readiness: Callable[[], str]) -> list[Route]:
         else:
             request.send(200, "ready", TEXT)
 
-    return [Route("GET", HEALTH_PATH, healthz), Route("GET", READY_PATH, readyz)]
+    def metrics_text(request: GuardedHandler, query: str) -> None:
+        body, content_type = metrics.exposition()
+        request.send(200, body.decode("utf-8"), {"Content-Type": content_type})
+
+    return [
+        Route("GET", HEALTH_PATH, healthz),
+        Route("GET", READY_PATH, readyz),
+        Route("GET", METRICS_PATH, metrics_text),
+    ]
 
 
 class RoutedServer:

@@ -165,6 +165,17 @@ class AnswerStream:
             self._answer = self._finish()
         return self._answer
 
+    def on_first(self, hook: Callable[[], None]) -> AnswerStream:
+        """The same stream; `hook()` runs as its first piece is taken (first text shown)."""
+
+        def pieces() -> Iterator[str]:
+            for number, piece in enumerate(self._pieces):
+                if number == 0:
+                    hook()
+                yield piece
+
+        return AnswerStream(pieces(), lambda: self.answer, streamed=self.streamed)
+
     def then(self, step: Callable[[Answer], Answer]) -> AnswerStream:
         """The same pieces, with `step` applied once to the final answer (recording it)."""
         return AnswerStream(self._pieces, lambda: step(self.answer), streamed=self.streamed)

@@ -28,8 +28,9 @@ from bot.errors import BotError, ScopeError
 from bot.index.base import Index
 from bot.ingest.pipeline import IngestOptions, Ingestor, IngestReport, Progress
 from bot.ingest.sources import default_name
-from bot.jobs.offload import Build, ChildIngests
+from bot.jobs.offload import Build, Cancelled, ChildIngests
 from bot.llm.embeddings import Embedder
+from bot.runtime import metrics
 from bot.store.base import IngestLocks, RunRecords, SymbolTable
 from bot.store.locks import RepositoryBusy
 from bot.store.records import RUNNING
@@ -155,6 +156,7 @@ class IngestLine:
             except BotError as exc:
                 reason = exc.detail or exc.user_message
                 if isinstance(exc, RepositoryBusy):
+                    metrics.ingested(trigger, "busy", 0.0)
                     log.info("ingest of %s skipped: %s", target.name, reason)
                 else:
                     log.warning("ingest of %s failed: %s", target.name, reason)
@@ -203,15 +205,25 @@ class IngestLine:
             except BotError as exc:
                 seconds = time.monotonic() - clock
                 self._runs.finish(run_id, Run.failed(name, started, seconds, trigger, exc))
+                metrics.ingested(trigger, _outcome(exc), seconds)
                 raise
             except Exception:
                 # A bug, not bad input: status must still show that the run failed.
                 failure = BotError("The ingest failed unexpectedly; see the log.")
                 seconds = time.monotonic() - clock
                 self._runs.finish(run_id, Run.failed(name, started, seconds, trigger, failure))
+                metrics.ingested(trigger, "failed", seconds)
                 raise
             self._runs.finish(run_id, Run.from_report(report, started, trigger))
+            self._counted(report, trigger, time.monotonic() - clock)
         return report
+
+    def _counted(self, report: IngestReport, trigger: str, seconds: float) -> None:
+        """The run in the metrics; an ingest in a child process embedded there, so its
+        tokens are counted here, from its report."""
+        metrics.ingested(trigger, "ok", seconds)
+        if self._children is not None and self._embedder is not None:
+            metrics.model_tokens("embed", self._embedder.model, embedding=report.embedding_tokens)
 
     def _waiting_for(self, name: str) -> str:
         """What an ingest of `name` waits for: the run holding its lock, as the log knows it."""
@@ -262,6 +274,10 @@ class IngestLine:
         are cancelled first, see `stop_children`), then stop the threads."""
         self.stop_children()
         self._pool.shutdown(wait=True)
+
+
+def _outcome(exc: BotError) -> str:
+    return "cancelled" if isinstance(exc, Cancelled) else "failed"
 
 
 def then(future: Future[list[Outcome]], render: Callable[[list[Outcome]], str]) -> Future[str]:

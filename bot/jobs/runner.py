@@ -31,6 +31,7 @@ from bot.errors import BotError
 from bot.jobs.line import WORKERS, IngestLine, Outcome
 from bot.jobs.offload import Cancelled
 from bot.reports import reindex_text
+from bot.runtime import metrics
 from bot.store.base import IngestJobs
 from bot.store.jobs import Job
 
@@ -66,6 +67,7 @@ class JobRunner:
         self._poll = poll
         self._slots = slots
         self._running: dict[int, Job] = {}
+        self._claimed_at: dict[int, float] = {}  # monotonic, for the metrics
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stopping = False
@@ -102,6 +104,7 @@ class JobRunner:
         )
         with self._lock:
             self._running[job.id] = job
+            self._claimed_at[job.id] = time.monotonic()
         try:
             targets = self._line.targets([job.repo])
         except BotError as exc:  # its repository's state could not be read
@@ -162,7 +165,7 @@ class JobRunner:
             # This process is stopping: the job stays claimed, and the next runner takes it
             # over once its lease has passed, as if this process had died.
             log.info("job %d: %s left for the next runner (stopping)", job.id, job.repo)
-            self._release(job)
+            self._release(job, "left")
             return
         ok = all(not isinstance(outcome, BotError) for _, outcome in outcomes)
         self._finish(job, ok=ok, text=reindex_text(outcomes))
@@ -173,10 +176,12 @@ class JobRunner:
                 log.warning("job %d: finished, but another runner had taken it over", job.id)
         except BotError as exc:  # its lease runs out and another runner does it again
             log.warning("job %d: result not recorded: %s", job.id, exc.detail)
-        self._release(job)
+        self._release(job, "ok" if ok else "failed")
 
-    def _release(self, job: Job) -> None:
+    def _release(self, job: Job, outcome: str) -> None:
         with self._lock:
             self._running.pop(job.id, None)
+            claimed = self._claimed_at.pop(job.id, time.monotonic())
+        metrics.job_done(outcome, time.monotonic() - claimed)
         self.on_finish()
         self._wake.set()

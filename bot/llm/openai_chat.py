@@ -35,6 +35,7 @@ from openai.types.chat import (
 from bot.errors import ServiceError, ServiceUnavailable
 from bot.llm.chat import Completion, Message
 from bot.models import Usage
+from bot.runtime import metrics
 from bot.runtime.retry import Retrier, Retry, RetryPolicy, is_retryable_status, retry_after_seconds
 from bot.text.counting import count_tokens
 
@@ -227,7 +228,8 @@ class OpenAIChat:
     def _request(self, fn: Callable[[], T]) -> T:
         while True:
             try:
-                return self._retrier.call(fn, classify_openai_error, what="chat completion")
+                with metrics.timed_model("chat", self.model):
+                    return self._retrier.call(fn, classify_openai_error, what="chat completion")
             except openai.OpenAIError as exc:
                 if isinstance(exc, openai.BadRequestError) and self._adapt(exc):
                     continue
@@ -249,6 +251,7 @@ class OpenAIChat:
         return True
 
     def _add_usage(self, prompt: int, completion: int) -> None:
+        metrics.model_tokens("chat", self.model, prompt=prompt, completion=completion)
         with self._lock:
             self._usage = self._usage + Usage(prompt, completion)
 

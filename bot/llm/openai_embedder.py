@@ -33,6 +33,7 @@ from bot.llm.openai_chat import (
     safe_url,
     translate_openai_error,
 )
+from bot.runtime import metrics
 from bot.runtime.retry import Retrier, RetryPolicy
 from bot.store.base import VectorCache
 from bot.text.counting import count_tokens, truncate_to_tokens
@@ -221,22 +222,23 @@ class OpenAIEmbedder:
         return batches
 
     def _send(self, batch: _Batch) -> _Sent:
-        try:
-            resp = self._retrier.call(
-                lambda: self._client.embeddings.create(
-                    model=self.model,
-                    input=list(batch.texts),
-                    dimensions=self._requested_dims if self._requested_dims is not None else omit,
-                ),
-                classify_openai_error,
-                what="embeddings",
+        def create() -> openai.types.CreateEmbeddingResponse:
+            return self._client.embeddings.create(
+                model=self.model,
+                input=list(batch.texts),
+                dimensions=self._requested_dims if self._requested_dims is not None else omit,
             )
+
+        try:
+            with metrics.timed_model("embed", self.model):
+                resp = self._retrier.call(create, classify_openai_error, what="embeddings")
         except openai.OpenAIError as exc:
             raise translate_openai_error(exc, service=_SERVICE, setting=_SETTING) from exc
         except ValueError as exc:  # the SDK's base64 decoding found no data
             raise _malformed("reply without embedding data") from exc
         vectors = self._check(resp, len(batch.texts))
         used = resp.usage.total_tokens if resp.usage and resp.usage.total_tokens else batch.tokens
+        metrics.model_tokens("embed", self.model, embedding=used)
         with self._lock:
             self._calls += 1
         return _Sent(vectors, used)

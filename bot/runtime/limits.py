@@ -37,6 +37,7 @@ from typing import Literal, Protocol
 
 from bot.config import LimitsConfig
 from bot.errors import RateLimited, StoreError
+from bot.runtime import metrics
 
 log = logging.getLogger(__name__)
 
@@ -166,6 +167,7 @@ class Limiter:
         )
 
     def _refused(self, refusal: Refusal) -> RateLimited:
+        metrics.refused(refusal.limit)
         limits = self.config
         if refusal.limit == "user":
             limit = limits.per_user_per_minute

@@ -30,6 +30,7 @@ from typing import Any, Generic, TypeVar
 
 from bot.config import LimitsConfig
 from bot.errors import RateLimited
+from bot.runtime import metrics
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +100,7 @@ class AnswerQueue:
             waiting = self._waiting()
             if self._running + len(self._jobs) >= self.workers and waiting >= self.size:
                 log.warning("answer queue full: %d waiting, %d running", waiting, self._running)
+                metrics.refused("busy")
                 raise RateLimited(
                     f"codecite is busy right now ({waiting} questions waiting); "
                     "please try again in a minute.",

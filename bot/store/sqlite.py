@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from bot.errors import DiskFullError, StoreError
+from bot.runtime import metrics
 from bot.store.aside import RECENT, SetAside, describe, notices, set_aside
 from bot.store.open_markers import OpenMarker
 
@@ -186,7 +187,8 @@ class SqliteFile:
         deadline = time.monotonic() + self._timeout
         while True:
             try:
-                return self._run_once(op)
+                with metrics.timed_store("sqlite", self.what):
+                    return self._run_once(op)
             except StoreError as exc:
                 busy = isinstance(exc.__cause__, BaseException) and is_busy(exc.__cause__)
                 if not busy or time.monotonic() >= deadline:

@@ -39,6 +39,7 @@ from bot.index.pinecone.records import (
     upsert_batches,
 )
 from bot.index.pinecone.sparse import SparseVector
+from bot.runtime import metrics
 from bot.runtime.retry import Retrier, Retry, RetryPolicy, is_retryable_status
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,14 @@ def store_error(op: str, exc: PineconeError) -> StoreError:
     return StoreError(message, detail=detail + (f" {code}" if code else ""))
 
 
+def _read_units(response: object) -> None:
+    """What Pinecone billed a read, for the metrics (its responses carry `usage`)."""
+    usage = getattr(response, "usage", None)
+    units = getattr(usage, "read_units", None)
+    if isinstance(units, int):
+        metrics.pinecone_units(read=units)
+
+
 class PineconeData:
     """One namespace of one index. Thread-safe (the SDK client is)."""
 
@@ -98,7 +107,8 @@ class PineconeData:
 
     def call(self, op: str, fn: Callable[[], T]) -> T:
         try:
-            return self._retrier.call(fn, classify, what=f"pinecone {op}")
+            with metrics.timed_store("pinecone", op):
+                return self._retrier.call(fn, classify, what=f"pinecone {op}")
         except PineconeError as exc:
             log.warning("pinecone %s failed: %s", op, type(exc).__name__)
             raise store_error(op, exc) from exc
@@ -109,6 +119,7 @@ class PineconeData:
 
         def send(batch: list[Record]) -> None:
             self.call("upsert", lambda: self.index.upsert(vectors=batch, namespace=self.namespace))
+            metrics.pinecone_units(written=len(batch))
 
         self._parallel(send, batches)
         log.debug("upserted %d records in %d requests", len(records), len(batches))
@@ -129,6 +140,7 @@ class PineconeData:
         def get(batch: list[str]) -> None:
             resp = self.call("fetch", lambda: self.index.fetch(ids=batch, namespace=self.namespace))
             found.update(resp.vectors)  # dict.update is atomic under the GIL
+            _read_units(resp)
 
         self._parallel(get, batches)
         return found
@@ -164,6 +176,7 @@ class PineconeData:
                 namespace=self.namespace,
                 include_metadata=True,
             )
+            _read_units(resp)
             return list(resp.matches)
 
         return self.call("query", run)

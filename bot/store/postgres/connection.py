@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
 from bot.errors import DiskFullError, StoreError
+from bot.runtime import metrics
 
 if TYPE_CHECKING:
     import psycopg
@@ -82,7 +83,10 @@ class Database:
     ) -> T:
         import psycopg
 
-        with self.translated():
+        with (
+            self.translated(),
+            metrics.timed_store("postgresql", "write" if transaction else "read"),
+        ):
             for attempt in range(POOL_MAX + 1):
                 with self._pooled() as conn:
                     begun = False

@@ -63,8 +63,11 @@ def _busy_listeners(slack: FakeSlack, driver: Driver) -> None:
     _rate_limited(slack, "reactions.add", count=count)
     for number in range(count):
         _mention(driver, f"{QUESTION} ({number})")
-    limited = lambda: [c for c in slack.calls if c.method == "reactions.add" and c.status == 429]
-    slack.wait_for(lambda: len(limited()) >= LISTENER_THREADS)
+
+    def limited() -> int:
+        return sum(c.method == "reactions.add" and c.status == 429 for c in slack.calls)
+
+    slack.wait_for(lambda: limited() >= LISTENER_THREADS)
 
 
 def test_the_first_mention_is_acknowledged_before_any_web_api_call(
