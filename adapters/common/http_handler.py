@@ -36,6 +36,7 @@ JSON = {"Content-Type": "application/json"}
 class GuardedHandler(BaseHTTPRequestHandler):
     limits: ClassVar[HTTPLimits] = HTTPLimits()
     label: ClassVar[str] = "http"  # names the server in log lines: "slack http", "webhooks"
+    probe_only: ClassVar[bool] = False  # a health check beyond the slots: one request, closed
 
     protocol_version = "HTTP/1.1"
     # Until a request line parses, the stdlib assumes HTTP/0.9 and answers errors without a
@@ -63,6 +64,8 @@ class GuardedHandler(BaseHTTPRequestHandler):
         self.request_limits = self.limits
         self.json_refusals = False
         super().handle_one_request()
+        if self.probe_only:
+            self.close_connection = True
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         self.refused = True  # the stdlib's own refusals: bad request line, headers too long

@@ -4,8 +4,10 @@ Shared by the Slack HTTP server and the push-webhook server (see http_handler.py
 the request handler that puts these to work).
 
 - `HTTPLimits`: the numbers, overridable per server (tests use short ones).
-- `BoundedServer`: a thread per connection, but at most `max_connections` of them;
-  a connection beyond that gets 503 at once from the accepting thread.
+- `BoundedServer`: a thread per connection, but at most `max_connections` of them, and
+  at most `max_per_client` for one client address; a connection beyond either is handed
+  to the overflow (http_overflow.py), where a health check is still answered and
+  anything else gets 503.
 - `DeadlineReader`: the socket as a raw stream whose reads share one deadline and
   one byte budget per request, so a client dripping a byte at a time (slow loris)
   or idling on keep-alive is cut off after `request_timeout`, not when it pleases.
@@ -23,11 +25,14 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
+
+from adapters.common.http_overflow import Overflow
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
@@ -45,6 +50,11 @@ _BUSY = (
 class HTTPLimits:
     # The defaults suit Slack's traffic; other servers pass their own (webhook.py).
     max_connections: int = 64  # handler threads; Slack's own traffic needs a handful
+    # One address's share: a client holding idle connections cannot take every slot (behind
+    # a proxy every client has its address: Slack's acknowledgements take milliseconds).
+    max_per_client: int = 16
+    probe_slots: int = 4  # health checks answered beyond the slots (see http_overflow.py)
+    overflow_wait: float = 1.0  # how long an over-capacity connection may take to say what it is
     read_timeout: float = 5.0  # longest silence while reading a request or writing a reply
     request_timeout: float = 10.0  # keep-alive idle + request line + headers + body
     max_body: int = 1_000_000  # Slack payloads are far smaller
@@ -151,25 +161,41 @@ class BoundedServer(ThreadingHTTPServer):
         self,
         address: tuple[str, int],
         handler: Callable[..., BaseHTTPRequestHandler],
-        max_connections: int,
+        limits: HTTPLimits,
         *,
         name: str,
+        probes: tuple[Callable[..., BaseHTTPRequestHandler], Sequence[str]] | None = None,
     ) -> None:
+        """`probes`: the handler for health checks beyond the slots, and their paths."""
+        self._overflow: Overflow | None = None  # before binding: a failed bind closes the server
         super().__init__(address, handler)
         self.name = name  # names the server in its log lines: "slack http", "webhooks"
-        self.max_connections = max_connections
-        self._slots = threading.BoundedSemaphore(max_connections)
+        self.max_connections = limits.max_connections
+        self._per_client_max = limits.max_per_client
+        self._slots = threading.BoundedSemaphore(limits.max_connections)
+        self._probe_slots = threading.BoundedSemaphore(limits.probe_slots)
+        self._clients: Counter[str] = Counter()
+        self._clients_lock = threading.Lock()
         self._refused = 0
         self._refusal_logged = 0.0
+        if probes is not None:
+            self._probe_handler = probes[0]
+            self._overflow = Overflow(
+                probes[1], self._serve_probe, self._refuse, wait=limits.overflow_wait, name=name
+            )
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        if not self._slots.acquire(blocking=False):
-            self._refuse(request)
+        client = str(client_address[0])
+        if not self._take(client):
+            if self._overflow is not None:
+                self._overflow.hold(request)
+            else:
+                self._refuse(request)
             return
         try:
             super().process_request(request, client_address)  # starts the connection's thread
         except BaseException:
-            self._slots.release()
+            self._give_back(client)
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
@@ -179,8 +205,48 @@ class BoundedServer(ThreadingHTTPServer):
             self.handle_error(request, client_address)
         finally:
             # Freed before the socket closes: a client that sees the close may reconnect at once.
-            self._slots.release()
+            self._give_back(str(client_address[0]))
             self.shutdown_request(request)
+
+    def server_close(self) -> None:
+        if self._overflow is not None:
+            self._overflow.close()
+        super().server_close()
+
+    def _take(self, client: str) -> bool:
+        """A slot for `client`, within its share; False when there is none."""
+        with self._clients_lock:
+            if self._clients[client] >= self._per_client_max:
+                return False
+            if not self._slots.acquire(blocking=False):
+                return False
+            self._clients[client] += 1
+            return True
+
+    def _give_back(self, client: str) -> None:
+        with self._clients_lock:
+            self._clients[client] -= 1
+            if self._clients[client] <= 0:
+                del self._clients[client]
+            self._slots.release()
+
+    def _serve_probe(self, request: socket.socket) -> bool:
+        """A health check beyond the slots, on a probe slot (False: none is free)."""
+        if not self._probe_slots.acquire(blocking=False):
+            return False
+
+        def serve() -> None:
+            try:
+                address = request.getpeername()
+                self._probe_handler(request, address, self)
+            except Exception:  # noqa: BLE001 -- as a connection's thread would
+                self.handle_error(request, ("?", 0))
+            finally:
+                self._probe_slots.release()
+                self.shutdown_request(request)
+
+        threading.Thread(target=serve, name=f"{self.name} probe", daemon=True).start()
+        return True
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Never a traceback on stderr for what a client did; our own faults are logged in full."""

@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 HEALTH_PATH = "/healthz"
 READY_PATH = "/readyz"
 METRICS_PATH = "/metrics"
+PROBE_PATHS = (HEALTH_PATH, READY_PATH, METRICS_PATH)  # served even when every slot is taken
 POLL_SECONDS = 0.1  # how soon stop() takes effect
 ANY_HOST = "0.0.0.0"  # noqa: S104 -- the platform's router must reach it; POST routes verify
 
@@ -92,8 +93,14 @@ class RoutedServer:
         self.routes = tuple(routes)
         self.label = label
         handler = routed_handler(self.routes, limits or HTTPLimits(), label)
+        probe = type("ProbeHandler", (handler,), {"probe_only": True})
+        probed = [r.path for r in self.routes if r.method == "GET" and r.path in PROBE_PATHS]
         self._server = BoundedServer(
-            (host, port), handler, handler.limits.max_connections, name=label
+            (host, port),
+            handler,
+            handler.limits,
+            name=label,
+            probes=(probe, probed) if probed else None,
         )
         self._thread: threading.Thread | None = None
 

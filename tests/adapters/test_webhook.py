@@ -291,8 +291,9 @@ def test_stalled_connections_fill_the_cap_but_a_push_still_gets_through(
         assert hooked.shop_scheduled_now()
         stalled.append(_stall(hooked))
         busy: list[Reply] = []
-        for _ in range(5):
+        for _ in range(5):  # beyond the cap: refused as soon as it says what it is
             with hooked.connect() as sock:
+                sock.sendall(delivery(push_body()))
                 busy.append(read_reply(sock))
         assert [(r.status, r.headers.get("retry-after")) for r in busy] == [(503, "1")] * 5
         warnings = [r.getMessage() for r in caplog.records if "slots busy" in r.getMessage()]

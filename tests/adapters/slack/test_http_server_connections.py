@@ -63,8 +63,9 @@ def test_stalled_connections_fill_the_cap_but_no_more(
             assert closed_by_server(sock)  # its slot is free again once it is closed
         stalled.append(_stall(served))
         busy = []
-        for _ in range(6):  # beyond the cap: refused at once, no thread, no waiting
+        for number in range(6):  # beyond the cap: refused as soon as it says what it is
             with served.connect() as sock:
+                sock.sendall(_signed_mention(f"EvBeyond{number}"))
                 reply = read_reply(sock)
                 busy.append((reply.status, reply.headers.get("retry-after")))
         assert busy == [(503, "1")] * 6
@@ -144,3 +145,56 @@ def _everything_received(sock: socket.socket) -> bytes:
         while chunk := sock.recv(65536):
             received += chunk
     return received
+
+
+def _from(address: str, port: int) -> socket.socket:
+    """A connection from another client address (all of 127/8 is this machine)."""
+    return socket.create_connection(
+        ("127.0.0.1", port), timeout=HANG_GUARD, source_address=(address, 0)
+    )
+
+
+def _health(sock: socket.socket, path: str = "/healthz") -> int:
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+    return read_reply(sock, "GET").status
+
+
+def test_idle_connections_of_one_client_leave_the_others_and_the_health_checks_served(
+    slack: FakeSlack,
+) -> None:
+    """Issue 27: 64 idle connections left /healthz and a signed Slack event with 503."""
+    limits = HTTPLimits()  # as `serve` runs: 64 slots, 16 for one client
+    with serve_bolt(slack, limits) as served:
+        idle = [served.connect() for _ in range(limits.max_connections)]
+        try:
+            with served.connect() as sock:  # the idle client's own health check still passes
+                assert _health(sock) == 200
+            with _from("127.0.0.2", served.port) as sock:  # Slack, from its own address
+                sock.sendall(_signed_mention("EvBesideIdle"))
+                assert read_reply(sock).status == 200
+            slack.wait_for(lambda: len(served.mentions) == 1 and served.mentions)
+        finally:
+            for sock in idle:
+                sock.close()
+
+
+def test_health_checks_are_answered_when_every_slot_is_taken(slack: FakeSlack) -> None:
+    limits = HTTPLimits(max_connections=4, read_timeout=3.0, request_timeout=3.0)
+    with serve_bolt(slack, limits) as served:
+        stalled = [_from(f"127.0.1.{n}", served.port) for n in range(4)]
+        for sock in stalled:
+            sock.sendall(STALLED_HEADER)
+        try:
+            for path in ("/healthz", "/readyz", "/metrics"):
+                with served.connect() as sock:
+                    assert _health(sock, path) == 200, path
+                    assert closed_by_server(sock)  # one request on a probe slot, then closed
+            with served.connect() as sock:
+                sock.sendall(_signed_mention("EvNoSlot"))
+                reply = read_reply(sock)
+                assert (reply.status, reply.headers.get("retry-after")) == (503, "1")
+            with served.connect() as sock:  # says nothing: refused once the wait is over
+                assert read_reply(sock).status == 503
+        finally:
+            for sock in stalled:
+                sock.close()
