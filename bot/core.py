@@ -28,7 +28,7 @@ from bot.index.setup import prepare_index
 from bot.llm.chat import LLM
 from bot.llm.embeddings import Embedder
 from bot.models import Answer, Hit, Question, RepoState, Turn
-from bot.readiness import readiness
+from bot.readiness import Readiness, checks_for
 from bot.reports import StatusFacts, repos_text, status_text
 from bot.runtime import metrics
 from bot.runtime.limits import Limiter
@@ -94,6 +94,7 @@ class Core:
             )
         )
         self._upkeep = Once(self._new_upkeep)
+        self._ready = Once(self._new_readiness)
         self.index_repo = deferred(lambda: self._ingest.index_repo)  # `codecite index`
         self._limiter = Limiter(config.limits, lambda: self.stores.quota)
         # One bounded line of answer work per process, shared by every adapter in it.
@@ -189,8 +190,14 @@ class Core:
         return self.embedder.model if self.embedder is not None else ""
 
     def readiness(self) -> str:
-        """Why this process cannot answer now ("" when it can): its index and stores answer."""
-        return readiness(self.index, self.stores)
+        """Why this process cannot answer now ("" when it can): its index and stores, and
+        the remote services behind them and the model, answer (kept a few seconds)."""
+        return self._ready.get()()
+
+    def _new_readiness(self) -> Readiness:
+        model = self.llm if self.llm is not None else self.embedder
+        checks = checks_for(self.index, self.index.repo_states, self.stores.ping, model)
+        return Readiness(checks, ttl=self._settings.ready_cache_seconds)
 
     def gauges(self) -> dict[str, float | None]:
         """What the metrics read at each scrape: this process's answer line, and the re-ingest

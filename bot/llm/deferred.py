@@ -16,6 +16,8 @@ from bot.llm.chat import LLM, Completion, Message
 from bot.llm.embeddings import Embedded, EmbeddedQuery, Embedder
 from bot.runtime.once import Once
 
+SERVICE = "the model endpoint"  # what a readiness probe's sentence calls it
+
 
 class DeferredChat:
     def __init__(self, model: str, build: Callable[[], LLM]) -> None:
@@ -30,6 +32,12 @@ class DeferredChat:
 
     def stream(self, messages: Sequence[Message], *, max_tokens: int) -> Iterator[str]:
         return self._llm.get().stream(messages, max_tokens=max_tokens)
+
+    service = SERVICE
+
+    def ping(self) -> None:
+        """Whether the model endpoint answers (readiness; builds the client)."""
+        _ping(self._llm.get())
 
     def close(self) -> None:
         _close(self._llm.built())
@@ -65,8 +73,20 @@ class DeferredEmbedder:
     def embed_query(self, text: str) -> EmbeddedQuery:
         return self._embedder.get().embed_query(text)
 
+    service = SERVICE
+
+    def ping(self) -> None:
+        """Whether the embedding endpoint answers (readiness; builds the client)."""
+        _ping(self._embedder.get())
+
     def close(self) -> None:
         _close(self._embedder.built())
+
+
+def _ping(client: object) -> None:
+    ping = getattr(client, "ping", None)
+    if ping is not None:
+        ping()
 
 
 def _close(client: object) -> None:

@@ -60,6 +60,18 @@ def openai_client(*, api_key: str | None, base_url: str | None, timeout: float) 
     )
 
 
+PING_TIMEOUT = 5.0  # seconds a readiness check waits for the model endpoint
+
+
+def ping_endpoint(client: OpenAI, *, service: str = "model endpoint") -> None:
+    """ServiceError unless the endpoint lists its models now (`GET /models`, which every
+    OpenAI-compatible server serves): one request, no retry, a short timeout."""
+    try:
+        client.with_options(timeout=PING_TIMEOUT, max_retries=0).models.list()
+    except openai.OpenAIError as exc:
+        raise translate_openai_error(exc, service=service, setting="OPENAI_BASE_URL") from exc
+
+
 def safe_url(url: str | None) -> str:
     """The URL without any user:password part, for logs and reprs."""
     if not url:
@@ -197,6 +209,10 @@ class OpenAIChat:
         wire = _wire_messages(messages, max_tokens)
         raw = self._request(lambda: self._create_stream(wire, max_tokens))
         return ChatStream(raw, prompt_estimate=_estimate_prompt(messages), on_done=self._add_usage)
+
+    def ping(self) -> None:
+        """ServiceError unless the endpoint answers a list of its models now (readiness)."""
+        ping_endpoint(self._client)
 
     def close(self) -> None:
         self._client.close()

@@ -30,6 +30,7 @@ from bot.llm.embeddings import Embedded, EmbeddedQuery
 from bot.llm.openai_chat import (
     classify_openai_error,
     openai_client,
+    ping_endpoint,
     safe_url,
     translate_openai_error,
 )
@@ -146,6 +147,10 @@ class OpenAIEmbedder:
             fresh, tokens = self._embed_misses(misses, keys)
             vectors.update(fresh)
         return Embedded([vectors[t] for t in prepared], tokens, saved)
+
+    def ping(self) -> None:
+        """ServiceError unless the endpoint answers a list of its models now (readiness)."""
+        ping_endpoint(self._client)
 
     def close(self) -> None:
         """Release HTTP connections (the cache belongs to the caller)."""

@@ -1,4 +1,6 @@
-"""Core.readiness over a real data directory, and `/readyz` over real HTTP in front of it."""
+"""Core.readiness over a real data directory, and `/readyz` over real HTTP in front of it:
+every dependency a process answers with (the index, the stores, Pinecone, the model
+endpoint), each probe's result kept a few seconds (here 0, unless a test says so)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,15 @@ import pytest
 from adapters.common.http_routes import RoutedServer, health_routes, start_routed
 from bot.config import FileConfig, Settings
 from bot.core import Core
+from bot.readiness import CHECKING
+from tests.servers.openai_fake import FakeOpenAI
+from tests.servers.pinecone_fake import FakePinecone
 from tests.support.shop import build_shop
+
+
+@pytest.fixture(autouse=True)
+def _checked_at_every_probe(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CODECITE_READY_CACHE_SECONDS", "0")
 
 
 @pytest.fixture
@@ -90,3 +100,90 @@ def test_never_indexed_lists_configured_repositories_with_no_state(core: Core) -
         FileConfig(repos=(RepoConfig(name="shop", path="/x"), RepoConfig(name="api", path="/y")))
     )
     assert core.never_indexed() == ["api"]
+
+
+# -- the services behind the index and the model (issue 27: ready while Pinecone was away) --
+
+
+@pytest.fixture
+def remote_core(
+    make_repo, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Core, FakePinecone, FakeOpenAI]]:  # type: ignore[no-untyped-def]
+    """A process on Pinecone and a model: the state it keeps beside Pinecone is local."""
+    # The SDK retries a 5xx with backoff; its documented seam makes those waits instant.
+    monkeypatch.setattr("pinecone._internal.http_client._retry_sleep", lambda _s: None)
+    repo = make_repo("shop")
+    build_shop(repo)
+    with FakeOpenAI(dimensions=8) as openai, FakePinecone(dimension=8) as pinecone:
+        for name, value in {
+            "CODECITE_INDEX": "pinecone",
+            "PINECONE_API_KEY": pinecone.api_key,
+            "PINECONE_HOST": pinecone.url,
+            "OPENAI_API_KEY": "sk-test-ready-0123",
+            "OPENAI_BASE_URL": openai.base_url,
+            "CODECITE_EMBED_DIMENSIONS": "8",
+        }.items():
+            monkeypatch.setenv(name, value)
+        core = Core.from_settings(Settings(), FileConfig())
+        core.index_repo(str(repo.path), name="shop")
+        yield core, pinecone, openai
+        core.close()
+
+
+def test_pinecone_away_is_not_ready_though_its_state_reads_fine(
+    remote_core: tuple[Core, FakePinecone, FakeOpenAI],
+) -> None:
+    core, pinecone, _ = remote_core
+    assert core.readiness() == ""
+    assert core.index.repo_states()  # the state beside Pinecone answers
+    pinecone.fail_next(20, status=503, path="/describe_index_stats")
+    reason = core.readiness()
+    assert reason.startswith("Pinecone: ") and "unavailable" in reason
+    assert pinecone.url not in reason and "Traceback" not in reason
+    pinecone.stop()  # gone altogether: not even a connection
+    assert core.readiness().startswith("Pinecone: ")
+
+
+def test_the_model_endpoint_away_is_not_ready(
+    remote_core: tuple[Core, FakePinecone, FakeOpenAI],
+) -> None:
+    core, _, openai = remote_core
+    assert core.readiness() == ""
+    assert any(r.path.endswith("/models") for r in openai.requests)
+    openai.fail_next(503)
+    reason = core.readiness()
+    assert reason.startswith("the model endpoint: "), reason
+    assert openai.base_url not in reason and "sk-test" not in reason
+    assert core.readiness() == ""  # back (the faults were used up)
+
+
+def test_probes_within_a_few_seconds_share_one_check(
+    make_repo, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("CODECITE_READY_CACHE_SECONDS", "30")
+    with FakeOpenAI() as openai:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-ready-0123")
+        monkeypatch.setenv("OPENAI_BASE_URL", openai.base_url)
+        monkeypatch.setenv("CODECITE_EMBED_MODEL", "none")
+        core = Core.from_settings(Settings(), FileConfig())
+        try:
+            assert [core.readiness() for _ in range(5)] == [""] * 5
+            assert sum(r.path.endswith("/models") for r in openai.requests) == 1
+        finally:
+            core.close()
+
+
+def test_a_hanging_dependency_does_not_hold_the_probe(
+    make_repo, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    with FakeOpenAI() as openai:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-ready-0123")
+        monkeypatch.setenv("OPENAI_BASE_URL", openai.base_url)
+        monkeypatch.setenv("CODECITE_EMBED_MODEL", "none")
+        openai.delay_next(30)  # longer than a probe waits, shorter than nothing
+        core = Core.from_settings(Settings(), FileConfig())
+        try:
+            assert core.readiness() == CHECKING  # answered before the model endpoint did
+        finally:
+            openai.stop()
+            core.close()

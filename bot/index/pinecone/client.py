@@ -181,6 +181,16 @@ class PineconeData:
 
         return self.call("query", run)
 
+    def ping(self) -> None:
+        """StoreError unless Pinecone answers now: its index statistics, without our
+        retries (a readiness check is asked again a few seconds later anyway)."""
+        try:
+            with metrics.timed_store("pinecone", "describe_index_stats"):
+                self.index.describe_index_stats()
+        except PineconeError as exc:
+            log.warning("pinecone ping failed: %s", type(exc).__name__)
+            raise store_error("describe_index_stats", exc) from exc
+
     def describe(self) -> DescribeIndexStatsResponse:
         return self.call("describe_index_stats", self.index.describe_index_stats)
 

@@ -198,6 +198,13 @@ class PineconeIndex:
         self._host = ensure_index(pc, self._name, wanted)
         self._dimension = wanted
 
+    service = "Pinecone"  # what a readiness probe's sentence calls it
+
+    def ping(self) -> None:
+        """StoreError unless Pinecone itself answers now (readiness: the state may be in
+        the database, which says nothing of Pinecone)."""
+        self._data.ping()
+
     # --- writes ------------------------------------------------------------------------
 
     def apply(self, change: ChangeSet) -> None:
