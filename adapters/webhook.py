@@ -5,7 +5,10 @@ body with CODECITE_WEBHOOK_SECRET>`. A push to a configured repository records
 a quick re-ingest job (`QueuedReindex`, `Core.queue_reindex`) and is answered 202 at
 once: the process that receives it (the `web` process, with the routable port) never
 ingests; the scheduler's job runner claims the job and runs it (`bot.jobs`). A push
-while a job of that repository is still queued joins it. The route sits on the
+while a job of that repository is still queued joins it. A push that arrives while the
+job table cannot be written (the database away) is answered 503 with `Retry-After` and
+kept: the job is recorded as soon as the table answers again (`PendingPushes`), for the
+scheduler's runner to take at its next look. The route sits on the
 process's one HTTP server (`webhook_route`, beside /healthz and /readyz), or on
 a port of its own (`WebhookServer`) in a process that has no web port.
 
@@ -25,6 +28,8 @@ import hmac
 import json
 import logging
 import re
+import threading
+import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -32,6 +37,7 @@ from adapters.common.http_handler import JSON, GuardedHandler
 from adapters.common.http_limits import HTTPLimits, Refusal, describe_body
 from adapters.common.http_routes import Route, RoutedServer, health_routes
 from bot.core import Core
+from bot.errors import BotError, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +72,57 @@ def clone_urls(payload: dict[str, Any]) -> set[str]:
     return {str(repo[k]) for k in keys if isinstance(repo, dict) and repo.get(k)}
 
 
+RETRY_AFTER = 30  # seconds a sender is asked to wait when a push could not be recorded
+KEEP_TRYING_EVERY = 5.0  # seconds between two tries of recording the pushes kept
+
+
+class Deferred(Exception):
+    """The push was kept, not recorded yet: the sender is told 503 with Retry-After."""
+
+
+class PendingPushes:
+    """Repositories whose push could not be recorded yet; a thread records them once the
+    job table answers (one job each, however many pushes came meanwhile)."""
+
+    def __init__(self, record: Callable[[str], bool], *, every: float = KEEP_TRYING_EVERY):
+        self._record = record
+        self._every = every
+        self._names: set[str] = set()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def keep(self, name: str) -> None:
+        with self._lock:
+            self._names.add(name)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._retry, name="pending-pushes", daemon=True
+                )
+                self._thread.start()
+
+    def _retry(self) -> None:
+        while True:
+            time.sleep(self._every)
+            with self._lock:
+                names = sorted(self._names)
+            for name in names:
+                try:
+                    self._record(name)
+                except BotError as exc:
+                    log.info("push of %s still kept: %s", name, exc.detail or exc.user_message)
+                    break  # the table is still away: the others would fail alike
+                with self._lock:
+                    self._names.discard(name)
+                log.info(
+                    "push webhook: re-ingest job queued for %s (kept while the job table was away)",
+                    name,
+                )
+            with self._lock:
+                if not self._names:
+                    self._thread = None
+                    return
+
+
 class PushTarget(Protocol):
     """What a push webhook needs: the configured repository a push names, and a way to
     have it re-ingested soon (`QueuedReindex`)."""
@@ -79,6 +136,7 @@ class QueuedReindex:
 
     def __init__(self, core: Core) -> None:
         self.core = core
+        self.pending = PendingPushes(self._record)
 
     def repo_for_remote(self, clone_urls: set[str]) -> str | None:
         from adapters.schedule import repo_for_remote  # APScheduler: not before a push
@@ -86,6 +144,19 @@ class QueuedReindex:
         return repo_for_remote(self.core.config.repos, clone_urls)
 
     def trigger_now(self, name: str) -> bool:
+        """Record the job; Deferred (and kept) when the job table cannot be written now."""
+        try:
+            return self._record(name)
+        except StoreError as exc:
+            log.warning(
+                "push webhook for %s kept (the job table is away): %s",
+                name,
+                exc.detail or exc.user_message,
+            )
+            self.pending.keep(name)
+            raise Deferred(name) from exc
+
+    def _record(self, name: str) -> bool:
         return self.core.queue_reindex(name, trigger="webhook")
 
 
@@ -112,14 +183,18 @@ def webhook_route(target: PushTarget, secret: str, *, limits: HTTPLimits = LIMIT
         if payload is None:
             request.refuse(Refusal(400, "body is not a JSON object"), describe_body(body))
             return
+        headers: dict[str, Any] = dict(JSON)
         try:
             status, reply = _handle_event(
                 target, request.headers.get("X-GitHub-Event", ""), payload
             )
+        except Deferred:
+            status, reply = 503, {"error": "not recorded yet; kept, and queued once it can be"}
+            headers["Retry-After"] = str(RETRY_AFTER)
         except Exception:  # a fault of ours or the scheduler's, not the sender's
             log.exception("%s: a signed delivery could not be handled", LABEL)
             status, reply = 500, {"error": "internal error"}
-        request.send(status, reply, JSON)
+        request.send(status, reply, headers)
 
     return Route("POST", PATH, handle, limits=limits, json=True)
 

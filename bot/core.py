@@ -37,6 +37,7 @@ from bot.runtime.queue import AnswerQueue, Ticket
 from bot.scope import narrowed, scope_for, states_in_scope, validated
 from bot.store import StoreSet
 from bot.store.base import CommandHashes, EventClaims, FeedbackRecords, SymbolTable
+from bot.store.quota import ProcessQuota
 from bot.store.records import FeedbackRow
 
 if TYPE_CHECKING:  # built on first use (see __init__): `status` imports none of them
@@ -96,7 +97,7 @@ class Core:
         self._upkeep = Once(self._new_upkeep)
         self._ready = Once(self._new_readiness)
         self.index_repo = deferred(lambda: self._ingest.index_repo)  # `codecite index`
-        self._limiter = Limiter(config.limits, lambda: self.stores.quota)
+        self._limiter = Limiter(config.limits, lambda: self.stores.quota, fallback=ProcessQuota())
         # One bounded line of answer work per process, shared by every adapter in it.
         self._queue = AnswerQueue.from_config(config.limits)
         self._sections: tuple[str, ...] = ()

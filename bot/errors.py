@@ -4,7 +4,8 @@
     ├── ConfigError             codecite.toml or the environment is wrong
     ├── SourceError             a repository cannot be found, cloned or read
     ├── StoreError              the index cannot be read or written
-    │   └── DiskFullError       ... because the disk holding the data is full
+    │   ├── DiskFullError       ... because the disk holding the data is full
+    │   └── DatabaseUnavailable ... because the shared database does not answer
     ├── NotIndexedError         nothing (in scope) is indexed yet
     ├── ScopeError              a repository outside this channel's scope was named
     ├── QuestionError           empty, enormous or otherwise unusable question
@@ -15,7 +16,9 @@
 
 Lower-layer exceptions are translated at the boundary (`raise X(...) from exc`),
 so adapters need to know only this tree. `user_message` never contains a
-traceback, a secret or raw exception text.
+traceback, a secret or raw exception text; what a chat user reads names no host and
+no setting either, while `operator_message` (the terminal's one line, a server's
+start-up error) may say which setting to check and where.
 """
 
 from __future__ import annotations
@@ -29,6 +32,11 @@ class BotError(Exception):
             self.user_message = user_message
         self.detail = detail
         super().__init__(self.user_message if not detail else f"{self.user_message} ({detail})")
+
+    @property
+    def operator_message(self) -> str:
+        """What the one who runs codecite is told (the terminal, a server's stderr)."""
+        return self.user_message
 
 
 class ConfigError(BotError):
@@ -47,6 +55,20 @@ class DiskFullError(StoreError):
     user_message = (
         "The disk holding codecite's data directory is full; free some space and try again."
     )
+
+
+class DatabaseUnavailable(StoreError):
+    """The shared database does not answer (down, restarting, unreachable, refusing us)."""
+
+    user_message = "codecite's database is not answering right now; please try again shortly."
+
+    def __init__(self, operator: str, *, detail: str = "") -> None:
+        super().__init__(detail=detail)
+        self._operator = operator
+
+    @property
+    def operator_message(self) -> str:
+        return self._operator
 
 
 class NotIndexedError(BotError):

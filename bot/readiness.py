@@ -7,8 +7,8 @@ Each check is the cheapest call that touches the real thing: the index's reposit
 states (the local file, or the state kept beside a remote index), the stores' round
 trip, and every remote service behind them (`Reachable`: the index service's
 statistics, the model endpoint's list of models).
-The reason is one sentence for a probe: no host, path, secret or traceback; the
-detail goes to the log.
+The reason is one sentence for a probe (the operator's: it may name the setting to
+check and the host), never a path, secret or traceback; the detail goes to the log.
 
 Probes come often (every few seconds, from several places) and a dependency that is
 away can take its whole timeout to say so, so the result is kept for `ttl` seconds and
@@ -97,8 +97,8 @@ def first_failure(checks: Sequence[Check]) -> str:
         try:
             check()
         except BotError as exc:
-            log.warning("not ready: %s: %s", what, exc.detail or exc.user_message)
-            return f"{what}: {exc.user_message}"
+            log.warning("not ready: %s: %s", what, exc.detail or exc.operator_message)
+            return f"{what}: {exc.operator_message}"
         except Exception as exc:  # a probe gets a sentence, the log the rest
             log.warning("not ready: %s: %s", what, type(exc).__name__, exc_info=True)
             return f"{what}: unreachable"

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     except BotError as exc:
         # For the log file; the terminal (or a server's stderr) gets the one line below.
         log.info("%s: %s", type(exc).__name__, exc.detail or exc.user_message, extra=PRINTED)
-        say(err, f"error: {exc.user_message}", wrap=False)
+        say(err, f"error: {exc.operator_message}", wrap=False)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         say(err, "interrupted", wrap=False)

@@ -31,8 +31,11 @@ def user_facing(exc: BaseException, *, extra: Mapping[str, object] | None = None
     ref = incident_id()
     metrics.error(type(exc).__name__ if isinstance(exc, BotError) else "unexpected")
     if isinstance(exc, BotError):
-        # Expected failures: no traceback needed, the detail is enough.
+        # Expected failures: no traceback needed, the detail is enough (with the operator's
+        # sentence when the user's is a plainer one: which setting, which host).
         reason = exc.detail or exc.user_message
+        if exc.operator_message != exc.user_message:
+            reason = f"{exc.operator_message}: {reason}"
         log.warning("incident %s: %s: %s", ref, type(exc).__name__, reason, extra=extra)
         return f"{exc.user_message} (incident {ref})"
     log.error("incident %s: unexpected error", ref, exc_info=exc, extra=extra)

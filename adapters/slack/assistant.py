@@ -62,7 +62,7 @@ from adapters.slack.streamer import SlackStreamer, Undelivered
 from bot.answer.streaming import AnswerStream
 from bot.answer.suggestions import Prompt, suggested_prompts
 from bot.core import Context, Core
-from bot.errors import BotError, RateLimited
+from bot.errors import RateLimited
 from bot.models import Answer, Turn
 from bot.runtime.queue import in_line
 
@@ -339,12 +339,7 @@ class SlackAssistant:
             self._pending.discard(future)
 
     def _claim(self, *keys: str) -> bool:
-        try:
-            return self._dedupe.claim(*(k for k in keys if k))
-        except BotError as exc:
-            # Without the store we cannot tell duplicates apart; answering twice beats silence.
-            log.warning("event dedupe unavailable: %s", exc.detail or exc.user_message)
-            return True
+        return self._dedupe.claim(*keys)  # never raises: see adapters.common.dedupe
 
 
 def _event_key(body: dict[str, Any]) -> str:

@@ -357,12 +357,7 @@ class SlackHandlers:
     # -- helpers -------------------------------------------------------------------------------
 
     def _claim(self, *keys: str) -> bool:
-        try:
-            return self._dedupe.claim(*keys)
-        except BotError as exc:
-            # Without the store we cannot tell duplicates apart; answering twice beats silence.
-            log.warning("event dedupe unavailable: %s", exc.detail or exc.user_message)
-            return True
+        return self._dedupe.claim(*keys)  # never raises: see adapters.common.dedupe
 
 
 def _ack_note(command: Command) -> str:

@@ -18,11 +18,12 @@ shares the limits, and a restart forgets nothing. Times are wall-clock epoch
 seconds, so processes on several machines agree as far as their clocks do.
 
 When the store fails (StoreError: the database restarting, a full disk) the
-limiter fails open: questions are answered uncounted, so the bot never goes
-silent because of its own bookkeeping. The store is then tried again at most
-every RETRY_SECONDS (a database that is down can take its connect timeout to
-say so; the questions in between do not wait for it). One warning says so per
-outage, and one when counting works again.
+questions are counted in this process instead (`fallback`, `ProcessQuota`: the same
+rules in memory), so the bot never goes silent because of its own bookkeeping and
+one user still cannot flood it; without a fallback they are answered uncounted. The
+store is then tried again at most every RETRY_SECONDS (a database that is down can
+take its connect timeout to say so; the questions in between do not wait for it).
+One warning says so per outage, and one when the shared count works again.
 """
 
 from __future__ import annotations
@@ -123,9 +124,12 @@ class Limiter:
         clock: Callable[[], float] = time.time,
         window: float = WINDOW_SECONDS,
         retry_after: float = RETRY_SECONDS,
+        fallback: Quota | None = None,
     ) -> None:
+        """`fallback`: where questions are counted while the store fails (None: uncounted)."""
         self.config = config
         self._quota = quota
+        self._fallback = fallback
         self._clock = clock
         self._window = window
         self._retry_after = retry_after
@@ -137,25 +141,34 @@ class Limiter:
         """Count this question, or raise RateLimited (and count nothing) when a limit is hit."""
         if ctx.unlimited:
             return
-        limits = self.config
-        if self._failing and time.monotonic() < self._retry_at:
-            return  # the store failed a moment ago: answer uncounted without waiting for it
-        try:
-            refusal = self._quota().take(
-                f"{ctx.platform}:{ctx.user}",
-                f"{ctx.platform}:{ctx.channel}" if ctx.channel else None,
-                per_user=limits.per_user_per_minute,
-                per_channel=limits.per_channel_per_minute,
-                daily=limits.daily_answers,
-                window=self._window,
-                now=self._clock(),
-            )
-        except StoreError as exc:
-            self._fail_open(exc)
-            return
-        self._recovered()
+        refusal = self._counted(ctx)
         if refusal is not None:
             raise self._refused(refusal)
+
+    def _counted(self, ctx: Asker) -> Refusal | None:
+        """The store's verdict; the fallback's while the store fails (or None, uncounted)."""
+        # The store failed a moment ago: do not wait for it again yet.
+        if not (self._failing and time.monotonic() < self._retry_at):
+            try:
+                refusal = self._take(self._quota(), ctx)
+            except StoreError as exc:
+                self._fail_open(exc)
+            else:
+                self._recovered()
+                return refusal
+        return self._take(self._fallback, ctx) if self._fallback is not None else None
+
+    def _take(self, quota: Quota, ctx: Asker) -> Refusal | None:
+        limits = self.config
+        return quota.take(
+            f"{ctx.platform}:{ctx.user}",
+            f"{ctx.platform}:{ctx.channel}" if ctx.channel else None,
+            per_user=limits.per_user_per_minute,
+            per_channel=limits.per_channel_per_minute,
+            daily=limits.daily_answers,
+            window=self._window,
+            now=self._clock(),
+        )
 
     def stats(self) -> LimiterStats:
         usage = self._quota().usage(window=self._window, now=self._clock())
@@ -198,8 +211,10 @@ class Limiter:
             first, self._failing = not self._failing, True
             self._retry_at = time.monotonic() + self._retry_after
         if first:
+            how = "counted in this process" if self._fallback is not None else "not counted"
             log.warning(
-                "rate limits are not counted (answering anyway) until the store works again: %s",
+                "rate limits are %s (answering anyway) until the store works again: %s",
+                how,
                 exc.detail or exc.user_message,
             )
 

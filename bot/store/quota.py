@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import sqlite3
 import struct
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -178,3 +179,58 @@ def _prune(db: sqlite3.Connection, window: float, now: float) -> None:
     db.execute("DELETE FROM quota WHERE kind <> ? AND last_at <= ?", (DAY, now - window))
     oldest = utc_day(now - KEEP_DAYS * DAY_SECONDS)
     db.execute("DELETE FROM quota WHERE kind = ? AND key < ?", (DAY, oldest))
+
+
+class ProcessQuota:
+    """The same counts in this process's memory, by the same rules: what the limiter
+    counts with while the shared store cannot be reached (`Limiter`'s fallback). Idle
+    windows and old days are dropped as in the file; thread-safe."""
+
+    def __init__(self) -> None:
+        self._packed: dict[tuple[str, str], list[float]] = {}  # (kind, key) -> stamps
+        self._days: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._takes = itertools.count()
+
+    def take(
+        self,
+        user_key: str,
+        channel_key: str | None,
+        *,
+        per_user: int,
+        per_channel: int,
+        daily: int,
+        window: float,
+        now: float,
+    ) -> Refusal | None:
+        wins = windows(user_key, channel_key, per_user, per_channel)
+        day = utc_day(now)
+        with self._lock:
+            if next(self._takes) % PRUNE_EVERY == 0:
+                self._prune(window, now)
+            seen = [(w, self._packed.get((w.kind, w.key), [])) for w in wins]
+            refusal = judge(seen, self._days.get(day, 0), daily, window=window, now=now)
+            if refusal is not None:
+                return refusal
+            for w, stamps in seen:
+                self._packed[(w.kind, w.key)] = advanced(stamps, w.limit, window, now)
+            self._days[day] = self._days.get(day, 0) + 1
+        return None
+
+    def usage(self, *, window: float, now: float) -> QuotaUsage:
+        with self._lock:
+            active = [key for key, stamps in self._packed.items() if stamps[-1] > now - window]
+            kinds = [kind for kind, _ in active]
+            return QuotaUsage(
+                kinds.count(USER), kinds.count(CHANNEL), self._days.get(utc_day(now), 0)
+            )
+
+    def _prune(self, window: float, now: float) -> None:
+        for key in [k for k, s in self._packed.items() if not s or s[-1] <= now - window]:
+            del self._packed[key]
+        oldest = utc_day(now - KEEP_DAYS * DAY_SECONDS)
+        for day in [d for d in self._days if d < oldest]:
+            del self._days[day]
+
+    def close(self) -> None:
+        pass

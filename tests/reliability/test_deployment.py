@@ -378,7 +378,8 @@ def test_a_call_while_the_server_is_down_fails_with_its_reason_not_the_pools_tim
             server.stop("immediate")
             with pytest.raises(StoreError) as raised:
                 stores.feedback.list()
-            assert "could not be reached" in raised.value.user_message
+            assert "could not be reached" in raised.value.operator_message
+            assert "127.0.0.1" not in raised.value.user_message
             assert "refused" in raised.value.detail.lower(), raised.value.detail
             assert PASSWORD not in raised.value.user_message + raised.value.detail
             server.start()

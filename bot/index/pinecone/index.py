@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.config import Settings
-from bot.errors import ConfigError
+from bot.errors import ConfigError, StoreError
 from bot.index.base import ChangeSet, IndexStats, TermStats
 from bot.index.pinecone.plan import (
     CHUNK_ENCODER,
@@ -68,8 +68,10 @@ from bot.index.pinecone.removal import remove_repo
 from bot.index.pinecone.sparse import SparseVector, query_tokens, token_index
 from bot.index.pinecone.state import CHUNK_LEVEL, FILE_LEVEL, PineconeState
 from bot.models import Chunk, FileEntry, FileHit, Hit, RepoState
+from bot.runtime.remembered import Outage, Remembered
 from bot.runtime.retry import Retrier
 from bot.store.base import PineconeStateRecords, StoreSet
+from bot.store.records import CorpusStats
 
 if TYPE_CHECKING:  # the SDK is loaded by the first request (`status` needs none)
     from pinecone import Pinecone
@@ -82,6 +84,7 @@ log = logging.getLogger(__name__)
 STATE_FILE = "pinecone_state.sqlite"
 DEFAULT_DIMENSION = 1536  # text-embedding-3-small, for an index created before any embedder
 FIELD_OVERFETCH = 4
+UNKNOWN_DOCUMENTS = 1000  # chunks a scope is taken to hold when its count cannot be read
 
 
 class PineconeIndex:
@@ -119,6 +122,10 @@ class PineconeIndex:
         self._workers = workers
         self._freshness_timeout = freshness_timeout
         self._state = PineconeState(state) if isinstance(state, Path) else state  # a path: SQLite
+        # The state's reads an answer needs, for while its store (the database) is away.
+        self._known_states: Remembered[list[RepoState]] = Remembered("Pinecone state")
+        self._stats_outage = Outage("Pinecone state")
+        self._documents: dict[str, int] = {}  # per level, as last counted
         self._data_client: PineconeData | None = None
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()  # one writer at a time, like a SQLite index
@@ -259,7 +266,8 @@ class PineconeIndex:
     # --- reads -------------------------------------------------------------------------
 
     def repo_states(self) -> list[RepoState]:
-        return self._state.repo_states()
+        """The state's repositories (the last ones read while its store is away)."""
+        return self._known_states.read(self._state.repo_states)
 
     def manifest(self, repo: str) -> dict[str, FileEntry]:
         return self._state.manifest(repo)
@@ -308,7 +316,10 @@ class PineconeIndex:
         if repos is not None and not repos:
             return TermStats(0, dict.fromkeys(distinct, 0))
         dims = sorted({token_index(t) for t in distinct})
-        stats = self._state.corpus_stats(CHUNK_LEVEL, dims, repos)
+        stats = self._corpus_stats(CHUNK_LEVEL, dims, repos)
+        if stats is None:  # unknown: every token held by one chunk, the scope as last counted
+            documents = self._documents.get(CHUNK_LEVEL, UNKNOWN_DOCUMENTS)
+            return TermStats(documents, dict.fromkeys(distinct, 1))
         return TermStats(stats.documents, {t: stats.df.get(token_index(t), 0) for t in distinct})
 
     def hybrid(
@@ -336,7 +347,11 @@ class PineconeIndex:
         return _hits(self._query(k, dense, sparse, repos, CHUNK))
 
     def chunks_of(self, repo: str, path: str) -> list[Chunk]:
-        ids = self._state.file_chunk_ids(repo, path)
+        try:
+            ids = self._state.file_chunk_ids(repo, path)
+        except StoreError as exc:  # the state's store is away: Pinecone knows them too
+            self._stats_outage.failed(exc, "chunks are listed from Pinecone")
+            ids = []
         if ids:
             rids = [record_id(cid) for cid in ids]
         else:  # not in the local state (e.g. another replica wrote it): ask Pinecone
@@ -380,9 +395,23 @@ class PineconeIndex:
         self, level: str, tokens: Sequence[str], repos: frozenset[str] | None
     ) -> SparseVector:
         indices = sorted({token_index(t) for t in tokens})
-        stats = self._state.corpus_stats(level, indices, repos)
+        stats = self._corpus_stats(level, indices, repos)
         encoder = CHUNK_ENCODER if level == CHUNK_LEVEL else FILE_ENCODER
         return encoder.encode_query(tokens, stats)
+
+    def _corpus_stats(
+        self, level: str, indices: Sequence[int], repos: frozenset[str] | None
+    ) -> CorpusStats | None:
+        """Document frequencies for query IDF; None (uniform weights) while the state's
+        store is away: a plainer ranking beats no answer."""
+        try:
+            stats = self._state.corpus_stats(level, indices, repos)
+        except StoreError as exc:
+            self._stats_outage.failed(exc, "queries are weighted without document frequencies")
+            return None
+        self._stats_outage.answered()
+        self._documents[level] = stats.documents
+        return stats
 
     def _query(
         self,
@@ -396,7 +425,7 @@ class PineconeIndex:
     ) -> list[ScoredVector]:
         """Unscoped means every repository the state lists: the records of one being
         removed, hidden first (`removal`), never come back from a search."""
-        scope = repos if repos is not None else {s.name for s in self._state.repo_states()}
+        scope = repos if repos is not None else {s.name for s in self.repo_states()}
         if not scope:
             return []
         flt = search_filter(frozenset(scope), rec, dense_only=dense_only)

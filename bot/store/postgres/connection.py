@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
-from bot.errors import DiskFullError, StoreError
+from bot.errors import DatabaseUnavailable, DiskFullError, StoreError
 from bot.runtime import metrics
 
 if TYPE_CHECKING:
@@ -145,10 +145,11 @@ class Database:
         except psycopg.errors.DiskFull as exc:
             raise DiskFullError(_DISK_FULL, detail=self._clean(exc)) from None
         except (psycopg.OperationalError, PoolTimeout) as exc:
+            # A chat user reads a plain sentence; the operator's, naming the setting and the
+            # host, is the terminal's line and leads the log's detail.
             refused = "authentication failed" in str(exc)
-            raise StoreError(
-                f"{_REFUSED if refused else _UNREACHABLE} ({self.where})", detail=self._clean(exc)
-            ) from None
+            operator = f"{_REFUSED if refused else _UNREACHABLE} ({self.where})"
+            raise DatabaseUnavailable(operator, detail=self._clean(exc)) from None
         except psycopg.Error as exc:
             raise StoreError(_FAILED, detail=self._clean(exc)) from None
 

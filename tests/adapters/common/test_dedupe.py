@@ -58,3 +58,19 @@ def test_processes_racing_for_the_same_events_claim_each_once(tmp_path: Path) ->
         p.join(timeout=60)
     claimed = [k for batch in won for k in batch]
     assert sorted(claimed) == sorted(keys)  # every key exactly once across processes
+
+
+def test_with_the_shared_store_away_each_event_is_still_claimed_once_in_the_process(
+    tmp_path: Path,
+) -> None:
+    """Issue 27: one mention got the database's sentence four times (its retries)."""
+    from bot.store.claims import SqliteClaims
+
+    shared = SqliteClaims(tmp_path / "events.sqlite")
+    store = EventDedupe(shared)
+    assert store.claim("slack:T1:C1:1.0", "slack:event:Ev1")
+    shared.close()  # every claim now fails with StoreError
+    assert store.claim("slack:T1:C1:2.0", "slack:event:Ev2")  # a new event: answered
+    assert not store.claim("slack:T1:C1:2.0", "slack:event:Ev2")  # its retries: not again
+    assert not store.claim("slack:event:Ev2")
+    assert not store.claim("slack:T1:C1:1.0")  # claimed before the outage, by this process

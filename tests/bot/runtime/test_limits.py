@@ -16,6 +16,7 @@ from bot.core import CLI, Context, Core
 from bot.errors import BotError, QuestionError, RateLimited
 from bot.runtime.limits import Limiter
 from bot.store import StoreSet, open_store
+from bot.store.quota import ProcessQuota
 
 MIDNIGHT = datetime(2024, 5, 2, tzinfo=UTC).timestamp()
 
@@ -245,6 +246,29 @@ def test_a_failing_store_lets_questions_through_with_one_warning_per_outage(
     assert warned[0].startswith("rate limits are not counted (answering anyway)")
     assert warned[1] == "rate limits are counted again"
     assert warned[2].startswith("rate limits are not counted")
+
+
+def test_a_failing_store_leaves_the_limits_counted_in_the_process(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The database away: one user still cannot flood the bot (issue 27)."""
+    stores = open_store(tmp_path / "home")
+    lim = Limiter(
+        LimitsConfig(per_user_per_minute=2, per_channel_per_minute=3, daily_answers=0),
+        lambda: stores.quota,
+        clock=Clock(),
+        retry_after=60,
+        fallback=ProcessQuota(),
+    )
+    stores.close()  # every part now fails with StoreError
+    with caplog.at_level(logging.WARNING, logger="bot.runtime.limits"):
+        lim.check(slack("U1", "C1"))
+        lim.check(slack("U1", "C1"))
+        assert refusal(lim, slack("U1", "C1")).startswith("You're asking faster than 2 questions")
+        lim.check(slack("U2", "C1"))
+        assert refusal(lim, slack("U3", "C1")).startswith("This channel is asking faster")
+    warned = [r.getMessage() for r in caplog.records]
+    assert len(warned) == 1 and warned[0].startswith("rate limits are counted in this process")
 
 
 def test_core_applies_the_limits_after_validation(make_repo):

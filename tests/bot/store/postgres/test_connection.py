@@ -32,7 +32,7 @@ def test_redact_keeps_only_scheme_host_port_and_database() -> None:
     assert "hunter2" not in redact("host=db password=hunter2 dbname=x")
 
 
-def test_an_unreachable_host_is_one_sentence_naming_it_never_the_password(
+def test_an_unreachable_host_is_a_plain_sentence_for_users_and_names_it_for_the_operator(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     port = free_port()
@@ -42,9 +42,13 @@ def test_an_unreachable_host_is_one_sentence_naming_it_never_the_password(
         stores.runs.last("api")
     stores.close()
     error = raised.value
-    assert f"127.0.0.1:{port}/codecite" in error.user_message
-    assert "could not be reached" in error.user_message
-    for text in (error.user_message, error.detail, str(error), repr(stores), caplog.text):
+    assert f"127.0.0.1:{port}/codecite" in error.operator_message
+    assert "could not be reached" in error.operator_message
+    assert "CODECITE_DATABASE_URL" in error.operator_message
+    # What a chat user reads: no host, no port, no setting (issue 27).
+    assert error.user_message == "codecite's database is not answering right now; please try again shortly."
+    texts = (error.user_message, error.operator_message, error.detail, str(error), caplog.text)
+    for text in (*texts, repr(stores)):
         assert "hunter2" not in text and url not in text
 
 
@@ -61,7 +65,7 @@ def test_readiness_pings_the_database_and_names_the_host_when_it_is_gone(
     with pytest.raises(StoreError) as raised:
         gone.ping()
     gone.close()
-    assert f"127.0.0.1:{port}" in raised.value.user_message
+    assert f"127.0.0.1:{port}" in raised.value.operator_message
     assert "hunter2" not in str(raised.value) + raised.value.detail
 
 
@@ -73,7 +77,7 @@ def test_a_wrong_password_says_so_without_showing_it(
     with pytest.raises(StoreError) as raised:
         stores.feedback.list()
     stores.close()
-    assert "credentials" in raised.value.user_message
+    assert "credentials" in raised.value.operator_message
     assert "not-the-password" not in str(raised.value) + raised.value.detail
 
 

@@ -68,7 +68,7 @@ def test_a_write_cut_off_after_begin_fails_once_and_is_not_repeated(database_url
         database.run(lambda c: c.execute("CREATE TABLE notes (n INTEGER)"))
         with pytest.raises(StoreError) as raised:
             database.run(write_then_die)
-        assert "could not be reached" in raised.value.user_message
+        assert "could not be reached" in raised.value.operator_message
         assert len(calls) == 1
         assert database.read(lambda c: c.execute("SELECT count(*) FROM notes").fetchone()) == (0,)
     finally:
