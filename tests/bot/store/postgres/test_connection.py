@@ -46,7 +46,10 @@ def test_an_unreachable_host_is_a_plain_sentence_for_users_and_names_it_for_the_
     assert "could not be reached" in error.operator_message
     assert "CODECITE_DATABASE_URL" in error.operator_message
     # What a chat user reads: no host, no port, no setting (issue 27).
-    assert error.user_message == "codecite's database is not answering right now; please try again shortly."
+    assert (
+        error.user_message
+        == "codecite's database is not answering right now; please try again shortly."
+    )
     texts = (error.user_message, error.operator_message, error.detail, str(error), caplog.text)
     for text in (*texts, repr(stores)):
         assert "hunter2" not in text and url not in text
