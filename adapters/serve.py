@@ -57,7 +57,8 @@ if TYPE_CHECKING:  # APScheduler is loaded only where the scheduler runs
 
 log = logging.getLogger(__name__)
 
-STOP_POLL_SECONDS = 0.2  # how soon a received SIGTERM stops the scheduler
+STOP_POLL_SECONDS = 0.2  # how soon a received SIGTERM starts the stop
+STOP_JOIN_SECONDS = 60.0  # for a stopping adapter's thread (the drain itself is bounded)
 
 
 def serve(
@@ -80,28 +81,65 @@ def serve(
         # mode); without Slack it is bound here. Either way, one server per process.
         own = None if slack else web_port
         listen = own if own is not None else fallback
-        with _listening([*health_routes(core.readiness), *routes], listen):
+        with _listening([*health_routes(core.readiness), *routes], listen), _stopping(core) as stop:
             if slack and discord:
                 from adapters.discord.serve import serve_discord
                 from adapters.slack.serve import serve_slack
 
                 thread = threading.Thread(
                     target=_stop_process_when_done,
-                    args=(lambda: serve_slack(core, port=port, routes=routes), "Slack"),
+                    args=(
+                        lambda: serve_slack(core, port=port, routes=routes, stop=stop),
+                        "Slack",
+                        stop,
+                    ),
                     name="slack",
                     daemon=True,
                 )
                 thread.start()
-                serve_discord(core)
+                serve_discord(core, stop=stop)
+                thread.join(timeout=STOP_JOIN_SECONDS)
             elif slack:
                 from adapters.slack.serve import serve_slack
 
-                serve_slack(core, port=port, routes=routes)
+                serve_slack(core, port=port, routes=routes, stop=stop)
             else:
                 from adapters.discord.serve import serve_discord
 
-                serve_discord(core)
+                serve_discord(core, stop=stop)
     return 0
+
+
+@contextmanager
+def _stopping(core: Core) -> Iterator[threading.Event]:
+    """The process's stop: at SIGTERM (or SIGINT) the answers drain within their deadline
+    (`Core.drain`: readiness fails first, no new question, the rest end with one line),
+    and only then is the event set that the adapters stop on; their server stays up
+    meanwhile. The handlers only record the signal (see `run_scheduler`)."""
+    stop = threading.Event()
+    received: list[int] = []
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            previous[sig] = signal.signal(sig, lambda signum, _frame: received.append(signum))
+
+    def watch() -> None:
+        while not received and not stop.is_set():
+            time.sleep(STOP_POLL_SECONDS)
+        if received:
+            log.info("%s received: stopping", signal.Signals(received[0]).name)
+            core.drain()
+        stop.set()
+
+    watcher = threading.Thread(target=watch, name="stopping", daemon=True)
+    watcher.start()
+    try:
+        yield stop
+    finally:
+        stop.set()
+        watcher.join(timeout=STOP_JOIN_SECONDS)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def push_routes(core: Core) -> list[Route]:
@@ -112,9 +150,11 @@ def push_routes(core: Core) -> list[Route]:
     return [webhook_route(QueuedReindex(core), secret.get_secret_value())]
 
 
-def _stop_process_when_done(run: Callable[[], None], name: str) -> None:
+def _stop_process_when_done(run: Callable[[], None], name: str, stop: threading.Event) -> None:
     try:
         run()
+        if stop.is_set():
+            return  # the process is stopping: that is why
         log.error("the %s adapter stopped; stopping the process", name)
     except BaseException:
         log.exception("the %s adapter failed; stopping the process", name)
@@ -130,7 +170,7 @@ def run_scheduler(core: Core, *, webhook_port: int | None = None) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda signum, _frame: received.append(signum))
     _measured(core)
-    with _ingests(core, enabled=True):
+    with _ingests(core, enabled=True):  # stopping: ingests cancelled, their jobs left to others
         routes = push_routes(core)
         port = webhook_port if webhook_port is not None else core.settings.port
         if port is None and routes:
@@ -138,6 +178,7 @@ def run_scheduler(core: Core, *, webhook_port: int | None = None) -> int:
         with _listening([*health_routes(core.readiness), *routes], port):
             while not received:
                 time.sleep(STOP_POLL_SECONDS)
+            core.drain(grace=0.0)  # readiness fails at once; the scheduler answers nothing
     return 0
 
 

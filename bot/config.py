@@ -189,6 +189,10 @@ class Settings(BaseSettings):
         int | None, Field(validation_alias=_env("CODECITE_INGEST_WORKERS"), ge=1, le=64)
     ] = None
     llm_timeout: Annotated[float, Field(validation_alias=_env("CODECITE_LLM_TIMEOUT"), gt=0)] = 60.0
+    # Seconds the answers under way get at SIGTERM (the platforms kill at 30).
+    shutdown_grace: Annotated[
+        float, Field(validation_alias=_env("CODECITE_SHUTDOWN_GRACE"), ge=0, le=300)
+    ] = 25.0
     # How long /readyz keeps a result: probes come every few seconds, from several places.
     ready_cache_seconds: Annotated[
         float, Field(validation_alias=_env("CODECITE_READY_CACHE_SECONDS"), ge=0, le=60)

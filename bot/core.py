@@ -11,6 +11,7 @@ text in `bot.commands` and `bot.reports`.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
@@ -19,6 +20,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from bot import commands, wiring
+from bot.answer.streaming import CUT_OFF
 from bot.commands import PLAIN, Command, CommandResult, Syntax
 from bot.config import ChannelConfig, FileConfig, Settings, load_file_config, load_settings
 from bot.context import CLI, Context
@@ -27,10 +29,12 @@ from bot.index.base import Index
 from bot.index.setup import prepare_index
 from bot.llm.chat import LLM
 from bot.llm.embeddings import Embedder
+from bot.llm.interruptible import InterruptibleChat
 from bot.models import Answer, Hit, Question, RepoState, Turn
 from bot.readiness import Readiness, checks_for
 from bot.reports import StatusFacts, repos_text, status_text
 from bot.runtime import metrics
+from bot.runtime.drain import Drain
 from bot.runtime.limits import Limiter
 from bot.runtime.once import Once, deferred
 from bot.runtime.queue import AnswerQueue, Ticket
@@ -80,6 +84,8 @@ class Core:
         self._settings = settings
         self._config = config
         self.index = index
+        stopped = threading.Event()  # set when a stop ends the answers under way
+        llm = InterruptibleChat(llm, stopped) if llm is not None else None
         # runs, feedback, locks, claims, symbols...: opened on first use, closed with the Core
         self.stores = stores or wiring.make_stores(settings)
         # Where each name is defined and used, filled by ingest; None if it cannot be opened.
@@ -100,6 +106,7 @@ class Core:
         self._limiter = Limiter(config.limits, lambda: self.stores.quota, fallback=ProcessQuota())
         # One bounded line of answer work per process, shared by every adapter in it.
         self._queue = AnswerQueue.from_config(config.limits)
+        self._drain = Drain(self._queue, interrupt=self._interrupt_models, stopped=stopped)
         self._sections: tuple[str, ...] = ()
 
     @classmethod
@@ -193,6 +200,8 @@ class Core:
     def readiness(self) -> str:
         """Why this process cannot answer now ("" when it can): its index and stores, and
         the remote services behind them and the model, answer (kept a few seconds)."""
+        if self._drain.draining:
+            return "shutting down"
         return self._ready.get()()
 
     def _new_readiness(self) -> Readiness:
@@ -239,7 +248,10 @@ class Core:
         """Answer within ctx's scope, narrowed to `repos` (inside it); recorded for 👍/👎."""
         question = self._question(text, ctx, conversation, repos)
         started = time.monotonic()
-        answer = self.answer(question)
+        try:
+            answer = self.answer(question)
+        except Exception as exc:
+            raise self._drain.translated(exc) from exc
         metrics.answered(ctx.platform, answer.mode, time.monotonic() - started)
         return replace(answer, answer_id=self._record(ctx, question.text, answer))
 
@@ -259,16 +271,18 @@ class Core:
 
         def done(answer: Answer) -> Answer:
             metrics.answered(ctx.platform, answer.mode, time.monotonic() - started)
+            answer = replace(answer, text=self._drain.ending(answer.text, CUT_OFF))
             return replace(answer, answer_id=self._record(ctx, question.text, answer))
 
         def shown() -> None:
             metrics.first_text(ctx.platform, time.monotonic() - started)
 
-        return stream.on_first(shown).then(done)
+        return stream.on_first(shown).translated(self._drain.translated).then(done)
 
     def _question(
         self, text: str, ctx: Context, turns: Sequence[Turn], repos: frozenset[str] | None
     ) -> Question:
+        self._drain.check()  # told to stop: a question not started yet ends at once
         limit = self._config.limits.max_question_chars
         scope = narrowed(scope_for(self._config, ctx), repos)
         question = Question(validated(text, limit), scope, tuple(turns), ctx.user, ctx.channel)
@@ -420,6 +434,26 @@ class Core:
         """Create (or check) a remote index and say what it is; "" for the local index."""
         dimension = self.embedder.dimensions if self.embedder is not None else None
         return prepare_index(self.index, dimension, rebuild_state=rebuild_state)
+
+    # -- stopping ----------------------------------------------------------------------------
+
+    @property
+    def draining(self) -> bool:
+        """Stopping: no new question is taken (adapters refuse new events)."""
+        return self._drain.draining
+
+    def drain(self, grace: float | None = None) -> bool:
+        """Stop within a deadline (`bot.runtime.drain`): take no new question, let the
+        answers under way finish up to `grace` (CODECITE_SHUTDOWN_GRACE), then end each one
+        still unfinished with one line. True when all finished in time; idempotent."""
+        return self._drain.run(self._settings.shutdown_grace if grace is None else grace)
+
+    def _interrupt_models(self) -> None:
+        """End every model request in flight (their clients are closed; nothing new asks)."""
+        for client in (self.llm, self.embedder):
+            close = getattr(client, "close", None)
+            if close is not None:
+                close()
 
     def close(self) -> None:
         """Finish accepted answers and ingests, then release every store and client."""

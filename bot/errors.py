@@ -26,6 +26,7 @@ from __future__ import annotations
 
 class BotError(Exception):
     user_message = "Something went wrong."
+    incident = True  # shown with an incident id, logged under it (False: nothing went wrong)
 
     def __init__(self, user_message: str | None = None, *, detail: str = "") -> None:
         if user_message is not None:

@@ -36,6 +36,9 @@ def user_facing(exc: BaseException, *, extra: Mapping[str, object] | None = None
         reason = exc.detail or exc.user_message
         if exc.operator_message != exc.user_message:
             reason = f"{exc.operator_message}: {reason}"
+        if not exc.incident:  # a restart, say: the sentence is all there is
+            log.info("%s: %s", type(exc).__name__, reason, extra=extra)
+            return exc.user_message
         log.warning("incident %s: %s: %s", ref, type(exc).__name__, reason, extra=extra)
         return f"{exc.user_message} (incident {ref})"
     log.error("incident %s: unexpected error", ref, exc_info=exc, extra=extra)

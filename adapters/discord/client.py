@@ -7,7 +7,9 @@ their text without it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
 from typing import Any
 
 import discord
@@ -24,6 +26,8 @@ from bot.core import Core
 
 log = logging.getLogger(__name__)
 
+STOP_POLL_SECONDS = 0.2  # how soon a stopping process disconnects
+
 
 def make_intents(*, message_content: bool) -> discord.Intents:
     intents = discord.Intents.none()
@@ -38,8 +42,14 @@ class CodeciteClient(discord.Client):
     """Hands every event to the core through small handlers; holds no conversation state."""
 
     def __init__(
-        self, core: Core, *, message_content: bool = False, sync_commands: bool = True
+        self,
+        core: Core,
+        *,
+        message_content: bool = False,
+        sync_commands: bool = True,
+        stop: threading.Event | None = None,
     ) -> None:
+        """`stop`: set by the process when it is stopping; the client then disconnects."""
         super().__init__(
             intents=make_intents(message_content=message_content),
             allowed_mentions=NO_MENTIONS,  # the default for every send, on top of each call's own
@@ -48,6 +58,7 @@ class CodeciteClient(discord.Client):
         self.discord_config: DiscordConfig = discord_config(core)  # a bad [discord] stops here
         self.tree: app_commands.CommandTree[Any] = app_commands.CommandTree(self)
         self._sync_commands = sync_commands
+        self._stop = stop
         admins = Admins(core)
         self._messages = MessageHandler(self, core, admins)
         self._slash = SlashCommands(core, admins)
@@ -57,6 +68,8 @@ class CodeciteClient(discord.Client):
         """Runs once after login, before the gateway connects."""
         # clicks on buttons of answers (and questions) posted before a restart
         self.add_dynamic_items(VoteButton, ConfirmButton)
+        if self._stop is not None:
+            self._stopper = asyncio.create_task(self._close_when(self._stop))
         config = self.discord_config
         warning = admin_role_warning(config.guild_ids, config.admin_role)
         if warning:
@@ -69,6 +82,12 @@ class CodeciteClient(discord.Client):
         await CommandSync(self.core.command_hashes(STATE_NAME, WHAT)).sync(
             self.tree, self.application_id, config.guild_ids
         )
+
+    async def _close_when(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            await asyncio.sleep(STOP_POLL_SECONDS)
+        log.info("disconnecting from Discord")
+        await self.close()
 
     async def on_ready(self) -> None:
         user = self.user

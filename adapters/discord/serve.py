@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 
 import discord
 
@@ -38,9 +39,14 @@ FATAL_CLOSE_CODES = {
 
 
 def serve_discord(
-    core: Core, *, message_content: bool | None = None, settings: DiscordSettings | None = None
+    core: Core,
+    *,
+    message_content: bool | None = None,
+    settings: DiscordSettings | None = None,
+    stop: threading.Event | None = None,
 ) -> None:
-    """Blocking: connect with DISCORD_TOKEN and answer until the process is stopped.
+    """Blocking: connect with DISCORD_TOKEN and answer until `stop` is set (`serve` sets it
+    once the answers under way have drained) or the process is stopped.
 
     discord.py reconnects (and RESUMEs) on its own; the handlers keep no state
     tied to a connection.
@@ -52,7 +58,7 @@ def serve_discord(
     use_api_base(settings.api_url)
     if message_content is None:
         message_content = settings.message_content  # CODECITE_DISCORD_MESSAGE_CONTENT=1
-    client = CodeciteClient(core, message_content=message_content)
+    client = CodeciteClient(core, message_content=message_content, stop=stop)
     try:
         # log_handler=None: logging is configured by the entry point, not by discord.py.
         client.run(token.get_secret_value().strip(), log_handler=None)

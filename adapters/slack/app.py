@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
-from slack_bolt import App
+from slack_bolt import App, BoltResponse
 from slack_bolt.middleware.authorization import SingleTeamAuthorization
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
@@ -30,6 +32,7 @@ from adapters.slack.intake import Intake
 from adapters.slack.settings import SlackSettings
 from bot.core import Core
 from bot.errors import ConfigError, ServiceUnavailable
+from bot.runtime.queue import QueueClosed
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +103,7 @@ def build_bot(
         listeners.shutdown()
         raise ServiceUnavailable("Slack could not be reached; is the network up?") from exc
     _authorized(app, identity)
+    app.use(refused_while_stopping(core))
     dedupe = EventDedupe(core.event_claims())  # one claim per message, whoever answers it
     intake = Intake()
     handlers = SlackHandlers(core, client, dedupe=dedupe, intake=intake)
@@ -118,6 +122,28 @@ def build_bot(
     return SlackBot(
         app=app, handlers=handlers, listeners=listeners, assistant=assistant, intake=intake
     )
+
+
+def refused_while_stopping(core: Core) -> Callable[..., BoltResponse]:
+    """Bolt middleware: while the process stops (`Core.draining`) an event is answered 503,
+    unclaimed, so Slack delivers it again (to a replica, or to this bot once it is back);
+    a slash command is told in one line that codecite is restarting; a click is
+    acknowledged and left. Everything else goes on as usual."""
+
+    def middleware(body: dict[str, Any], next: Callable[[], BoltResponse]) -> BoltResponse:
+        if not core.draining:
+            return next()
+        if body.get("type") == "event_callback":
+            return BoltResponse(status=503, body="restarting")
+        if body.get("command"):
+            return BoltResponse(
+                status=200, body={"response_type": "ephemeral", "text": QueueClosed.user_message}
+            )
+        if body.get("type") in ("block_actions", "view_submission"):
+            return BoltResponse(status=200, body="")
+        return next()
+
+    return middleware
 
 
 def _authorized(app: App, identity: SlackResponse) -> None:

@@ -39,11 +39,15 @@ def serve_slack(
     settings: SlackSettings | None = None,
     routes: Sequence[Route] = (),
 ) -> None:
-    """Run the Slack adapter until a signal (or `stop`) arrives. Blocking."""
+    """Run the Slack adapter until a signal (or `stop`, whose caller then owns the signals)
+    arrives, then stop within the deadline (`Core.drain`): the server stays up while the
+    answers under way finish, so events that arrive meanwhile are refused politely, not at
+    the socket. Blocking."""
     settings = settings or SlackSettings.load()
     settings.require_mode()
-    stop = stop or threading.Event()
-    _stop_on_signals(stop)
+    if stop is None:
+        stop = threading.Event()
+        _stop_on_signals(stop)
     bot = build_bot(core, settings=settings)
     server: RoutedServer | None = None
     try:
@@ -54,6 +58,7 @@ def serve_slack(
             if listen is not None:
                 server = start_web([*health_routes(core.readiness), *routes], port=listen)
             _wait(stop)
+            core.drain()
             handler.client.close()
         else:
             listen = resolve_port(port, core.settings)
@@ -62,6 +67,7 @@ def serve_slack(
                 "Slack adapter listening on port %d at %s (HTTP mode)", server.port, EVENTS_PATH
             )
             _wait(stop)
+            core.drain()
     finally:
         if server is not None:
             server.stop()

@@ -176,9 +176,33 @@ class AnswerStream:
 
         return AnswerStream(pieces(), lambda: self.answer, streamed=self.streamed)
 
+    def translated(self, error: Callable[[Exception], Exception]) -> AnswerStream:
+        """The same stream; whatever it raises passes through `error` first."""
+
+        def pieces() -> Iterator[str]:
+            try:
+                yield from self._pieces
+            except Exception as exc:
+                raise _mapped(error, exc) from exc
+
+        def finish() -> Answer:
+            try:
+                return self.answer
+            except Exception as exc:
+                raise _mapped(error, exc) from exc
+
+        return AnswerStream(pieces(), finish, streamed=self.streamed)
+
     def then(self, step: Callable[[Answer], Answer]) -> AnswerStream:
         """The same pieces, with `step` applied once to the final answer (recording it)."""
         return AnswerStream(self._pieces, lambda: step(self.answer), streamed=self.streamed)
+
+
+def _mapped(error: Callable[[Exception], Exception], exc: Exception) -> Exception:
+    mapped = error(exc)
+    if mapped is exc:
+        raise exc
+    return mapped
 
 
 def ended(text: str, cut_off: bool) -> str:

@@ -58,6 +58,7 @@ def in_line(position: int) -> str:
 
 class QueueClosed(RateLimited):
     user_message = "codecite is restarting; please ask again in a minute."
+    incident = False  # nothing went wrong: no incident to look up
 
 
 class AnswerQueue:
@@ -164,9 +165,15 @@ class AnswerQueue:
                 self._finished()
                 job.future.set_result(result)
 
+    def wait_idle(self, timeout: float | None) -> bool:
+        """Wait until no job runs or waits (at most `timeout` seconds); True when none does."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._running and not self._jobs, timeout)
+
     def _finished(self) -> None:
         with self._cond:
             self._running -= 1
+            self._cond.notify_all()  # for wait_idle; idle workers re-check and sleep again
 
     def _next_job(self) -> _Job | None:
         with self._cond:

@@ -9,9 +9,12 @@ import signal
 import socket
 import sqlite3
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
 
 from bot.config import Settings
 from tests.support.children import gone_within, ingest_child
@@ -136,3 +139,75 @@ def test_schedule_ingests_in_a_child_process_that_ends_with_the_ingest(tmp_path,
             proc.communicate()
     assert proc.returncode == 0, stderr
     assert "boot: indexing shop" in stderr and "Traceback" not in stderr
+
+
+def test_sigterm_with_an_answer_in_flight_stops_within_the_deadline(tmp_path, make_repo):
+    """Issue 27: SIGTERM with a streamed answer in flight exited 31 s later, past the 30 s a
+    platform waits. Now: /readyz fails at once, the answer gets CODECITE_SHUTDOWN_GRACE, then
+    ends with one line, and the process exits well before it would be killed."""
+    import urllib.error
+    import urllib.request
+
+    from bot.runtime.drain import RESTARTED
+    from tests.servers.openai_fake import FakeOpenAI
+    from tests.servers.slack_fake import BOT_TOKEN, FakeSlack
+    from tests.support.slack_driver import CHANNEL, SIGNING_SECRET, Driver, replies_in
+
+    repo = make_repo("shop")
+    build_shop(repo)
+    home = tmp_path / "home"
+    indexed = run_cli(home, "index", str(repo.path))
+    assert indexed.returncode == 0, indexed.stderr
+    port = _free_port()
+    with FakeSlack() as slack, FakeOpenAI() as openai:
+        slack.add_conversation(CHANNEL, "public")
+        openai.chat_reply = lambda body: " ".join(f"word{n}" for n in range(200)) + "."
+        held = openai.hold_stream_next(after_chunks=6)  # this answer never finishes by itself
+        env = {
+            "PORT": str(port),
+            "SLACK_BOT_TOKEN": BOT_TOKEN,
+            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+            "CODECITE_SLACK_API_URL": slack.base_url,
+            "OPENAI_API_KEY": "sk-test-sigterm-01",
+            "OPENAI_BASE_URL": openai.base_url,
+            "CODECITE_EMBED_MODEL": "none",
+            "CODECITE_SHUTDOWN_GRACE": "2",
+        }
+        proc = start_cli(
+            home,
+            "serve",
+            "--slack",
+            "--no-schedule",
+            extra_env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            driver = Driver(slack, f"http://127.0.0.1:{port}/slack/events")
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                try:
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2)
+                    break
+                except OSError:
+                    time.sleep(0.2)
+            asked = driver.say("where do we retry failed webhooks?")
+            slack.wait_for(lambda: replies_in(slack, CHANNEL, asked["ts"]), timeout=60)
+            proc.send_signal(signal.SIGTERM)
+            with pytest.raises(urllib.error.HTTPError) as ready:
+                for _ in range(50):  # readiness fails first (within the poll of the signal)
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2)
+                    time.sleep(0.1)
+            assert ready.value.code == 503
+            # 2 s of grace and 3 to end (25 + 3 by default, under the 30 s before SIGKILL); the
+            # model alone would take its 60 s timeout. A loaded machine may be slower to exit.
+            _, stderr = proc.communicate(timeout=90)
+        finally:
+            held.set()
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        assert proc.returncode == 0, stderr
+        assert "Traceback" not in stderr
+        [answer] = replies_in(slack, CHANNEL, asked["ts"])
+        assert RESTARTED in str(answer.get("text")), answer.get("text")
