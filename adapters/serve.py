@@ -267,6 +267,7 @@ def _ingests(core: Core, *, enabled: bool) -> Iterator[IngestScheduler | None]:
             scheduler.install()
             scheduler.start()
         runner.start()
+        core.rebuild_when_damaged()  # a damaged index file is rebuilt by whoever ingests
         yield scheduler
     finally:
         stop_children()

@@ -25,7 +25,7 @@ from bot.commands import PLAIN, Command, CommandResult, Syntax
 from bot.config import ChannelConfig, FileConfig, Settings, load_file_config, load_settings
 from bot.context import CLI, Context
 from bot.errors import BotError, PermissionDenied
-from bot.index.base import Index
+from bot.index.base import Index, Recovering
 from bot.index.setup import prepare_index
 from bot.llm.chat import LLM
 from bot.llm.embeddings import Embedder
@@ -398,6 +398,8 @@ class Core:
         ingests here (`codecite reindex`, interruptible; `on_wait` hears what it waits for)."""
         if not ctx.is_admin:
             raise PermissionDenied()
+        if isinstance(self.index, Recovering):  # "0 changed" only of a file that is whole
+            self.index.verify()  # damaged: set aside, and its repositories join the targets
         scope, trigger = self.scope_for(ctx), f"{ctx.platform} command"
         return self._upkeep.get().reindex(
             repo, scope, trigger=trigger, by=ctx.user, inline=inline, on_wait=on_wait
@@ -420,6 +422,24 @@ class Core:
     def ingest_in_children(self) -> Callable[[], None]:
         """Ingests run in child processes from now on (`bot.jobs.offload`); the result cancels."""
         return self._ingest.in_children(wiring.ingest_parts)
+
+    def awaits_rebuild(self) -> bool:
+        """The index file was damaged and set aside: its repositories await a rebuild."""
+        return isinstance(self.index, Recovering) and bool(self.index.rebuilds())
+
+    def rebuild_index(self, *, inline: bool = False) -> Future[list[Outcome]] | None:
+        """Index again what a damaged index file held, on the ingest line (None: nothing)."""
+        return self._ingest.rebuild(inline=inline)
+
+    def rebuild_when_damaged(self) -> None:
+        """This process ingests (`serve`, `schedule`): rebuild what the index awaits now,
+        and whenever the index finds itself damaged later."""
+        if isinstance(self.index, Recovering):
+            self.index.on_damage = self._rebuild_later
+            self.rebuild_index()
+
+    def _rebuild_later(self) -> None:
+        self.rebuild_index()
 
     def note_next_run(self, repo: str, at: datetime | None) -> None:
         """When the scheduler will next re-ingest `repo` (shown by `status`)."""

@@ -22,6 +22,9 @@ from bot.errors import BotError, ConfigError
 
 log = logging.getLogger(__name__)
 
+ANSWERING = ("ask", "search", "chat", "map")  # they need the index whole
+REBUILDING_FIRST = "the search index was damaged; rebuilding it from the repositories first"
+
 
 def run(args: argparse.Namespace) -> int:
     """The exit status of `args.command`."""
@@ -37,6 +40,9 @@ def run(args: argparse.Namespace) -> int:
         if args.command == "migrate":
             return cmd_migrate(settings, console)
         core = Core.from_settings(settings, platform_sections=PLATFORM_SECTIONS)
+        if args.command in ANSWERING and core.awaits_rebuild():
+            say(err, f"warning: {REBUILDING_FIRST}", wrap=False)
+            core.rebuild_index(inline=True)
         return HANDLERS[args.command](core, args, console)
     except BotError as exc:
         # For the log file; the terminal (or a server's stderr) gets the one line below.

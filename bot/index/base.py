@@ -6,7 +6,7 @@ better" within one call; callers fuse by rank, not by raw score.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -118,3 +118,28 @@ class HybridIndex(Protocol):
         alpha: float | None = None,
     ) -> list[Hit]:
         """`alpha * dense + (1 - alpha) * sparse`; alpha None = the store's configured weight."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rebuild:
+    """A repository to index again into a new index file (the old one was damaged)."""
+
+    name: str
+    source: str
+    branch: str = ""
+
+
+@runtime_checkable
+class Recovering(Protocol):
+    """Stores that find their own damage, set themselves aside and await a rebuild from the
+    repositories (the local index file; Pinecone's state is rebuilt from Pinecone)."""
+
+    on_damage: Callable[[], None] | None  # called once damage was found and set aside
+
+    def rebuilds(self) -> list[Rebuild]:
+        """The repositories awaited after damage ([] when whole)."""
+        ...
+
+    def verify(self) -> bool:
+        """Check the whole store; False (and set aside, awaiting rebuilds) when damaged."""
+        ...

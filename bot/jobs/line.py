@@ -25,7 +25,7 @@ from typing import TypeVar
 
 from bot.config import FileConfig, Settings
 from bot.errors import BotError, ScopeError
-from bot.index.base import Index
+from bot.index.base import Index, Rebuild, Recovering
 from bot.ingest.pipeline import IngestOptions, Ingestor, IngestReport, Progress
 from bot.ingest.sources import default_name
 from bot.jobs.offload import Build, Cancelled, ChildIngests
@@ -89,10 +89,23 @@ class IngestLine:
         """Configured repositories (and those only recorded in the index), by name."""
         configured = {r.name: Target(r.name, r.location, r.branch) for r in self._config().repos}
         recorded = {s.name: Target(s.name, s.source, s.branch) for s in self._index.repo_states()}
-        known = {**recorded, **configured}
+        awaited = {r.name: Target(r.name, r.source, r.branch) for r in self.rebuilds()}
+        known = {**awaited, **recorded, **configured}
         if names is None:
             return [known[name] for name in sorted(known)]
         return [known[name] for name in names if name in known]
+
+    def rebuilds(self) -> list[Rebuild]:
+        """What a damaged index file, set aside, awaits (`Recovering`); [] for others."""
+        return self._index.rebuilds() if isinstance(self._index, Recovering) else []
+
+    def rebuild(self, *, inline: bool = False) -> Future[list[Outcome]] | None:
+        """Index again what a damaged index file held (None: nothing awaited)."""
+        names = [r.name for r in self.rebuilds()]
+        if not names:
+            return None
+        log.warning("rebuilding the index from the repositories: %s", ", ".join(names))
+        return self.submit(self.targets(names), trigger="rebuild", inline=inline)
 
     def in_scope(self, repo: str | None, scope: frozenset[str] | None) -> list[Target]:
         """The targets of a `reindex` of `repo` (None: all) seen from `scope` (None: all);

@@ -3,11 +3,9 @@
 Searches return chunks from a bounded in-memory cache (`rowcache`) when they
 can, and file hits need no query at all (the engine knows every file's path).
 
-Concurrency: every thread gets its own connection (WAL lets readers run beside
-a writer and see only committed transactions). Writes are serialised by a
-lock inside the process and by `BEGIN IMMEDIATE` plus the busy timeout across
-processes, so a CLI reindex can run while the server answers. Reads that need
-several statements run in one read transaction, i.e. one snapshot.
+The file itself (a connection per thread, transactions, damage set aside and
+rebuilt) is `indexfile.IndexFile`. Reads that need several statements run in one
+read transaction, i.e. one snapshot.
 """
 
 from __future__ import annotations
@@ -16,9 +14,8 @@ import json
 import logging
 import math
 import sqlite3
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -27,44 +24,20 @@ from typing import Any
 import numpy as np
 
 from bot.errors import StoreError
-from bot.index.base import FIELDS, ChangeSet, IndexStats, TermStats
-from bot.index.local import bm25, rowcache, schema
+from bot.index.base import FIELDS, ChangeSet, IndexStats, Rebuild, TermStats
+from bot.index.local import bm25, recovery, rowcache, schema
+from bot.index.local.indexfile import IndexFile
 from bot.index.local.lexical import EngineCache, Weights, field_weights, query_hashes
 from bot.index.local.segfiles import SegmentFiles
 from bot.index.local.segwrite import SegmentWriter
 from bot.index.local.termcounts import term_hash
 from bot.index.local.vectors import VectorCache, vector_generation
 from bot.models import Chunk, FileEntry, FileHit, Hit, RepoState
-from bot.store.sqlite import raise_if_disk_full
 
 log = logging.getLogger(__name__)
 
-_DAMAGED = "The index file is damaged or is not a codecite index; delete it and reindex."
 # Queries on some fields the retriever runs on every question: their views are kept on disk.
 _VIEWS = (("path", "symbol"), ("path",))
-_BUSY = "The index is busy with another update; please try again shortly."
-
-
-@contextmanager
-def _translated() -> Iterator[None]:
-    """Turn lower-layer failures into StoreError with a sentence a user may see."""
-    try:
-        yield
-    except StoreError:
-        raise
-    except sqlite3.DatabaseError as exc:
-        raise_if_disk_full(exc)
-        text = str(exc).lower()
-        if "locked" in text or "busy" in text:
-            raise StoreError(_BUSY, detail=str(exc)) from exc
-        if "not a database" in text or "malformed" in text or "corrupt" in text:
-            raise StoreError(_DAMAGED, detail=str(exc)) from exc
-        raise StoreError(detail=f"{type(exc).__name__}: {exc}") from exc
-    except sqlite3.Error as exc:
-        raise StoreError(detail=f"{type(exc).__name__}: {exc}") from exc
-    except OSError as exc:
-        raise_if_disk_full(exc)
-        raise StoreError(detail=f"{type(exc).__name__}: {exc}") from exc
 
 
 def _weight(name: str, value: float) -> float:
@@ -87,9 +60,9 @@ class LocalIndex:
         file_path_weight: float = 2.0,
         file_body_weight: float = 1.0,
         busy_timeout: float = 30.0,
+        on_damage: Callable[[], None] | None = None,
     ) -> None:
         self.path = Path(path)
-        self._busy_timeout = busy_timeout
         weights = (path_weight, symbol_weight, header_weight, body_weight)
         names = [f"{f}_weight" for f in FIELDS]
         self._chunk_weights = tuple(_weight(n, w) for n, w in zip(names, weights, strict=True))
@@ -100,77 +73,47 @@ class LocalIndex:
         views = tuple(field_weights(FIELDS, self._chunk_weights, fields) for fields in _VIEWS)
         self._weights = Weights(self._chunk_weights, file_weights, views)
         self._lexical = EngineCache(self._weights)  # for close() if opening fails; replaced below
-        self._local = threading.local()
-        self._conns: dict[threading.Thread, sqlite3.Connection] = {}
-        self._conns_lock = threading.Lock()
-        self._write_lock = threading.Lock()
         self._vectors = VectorCache()
         self._rows = rowcache.ChunkCache()
-        self._closed = False
-        with _translated():
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                schema.prepare(self._conn(), busy_timeout=self._busy_timeout)
-                uid = schema.segments_uid(self._conn())
-            except BaseException:
-                self.close()
-                raise
-        self._segments = SegmentFiles(self.path.with_name(self.path.name + ".segments"), uid)
-        self._lexical = EngineCache(self._weights, self._segments)
         self._segment_writer = SegmentWriter(self._persist)
         self.segments_deferred = self._segment_writer.deferred  # see segwrite.py
+        self._file = IndexFile(
+            self.path, busy_timeout=busy_timeout, opened=self._opened, damaged=on_damage
+        )
 
-    # -- connections and transactions ----------------------------------------
+    def _opened(self, uid: str) -> None:
+        """The file was (re)opened: caches of another file's rows go."""
+        self._segments = SegmentFiles(self.path.with_name(self.path.name + ".segments"), uid)
+        self._lexical = EngineCache(self._weights, self._segments)
+        self._vectors.clear()
+        self._rows.clear()
 
-    def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is not None:
-            return conn
-        conn = schema.connect(self.path, busy_timeout=self._busy_timeout)
-        with self._conns_lock:
-            if self._closed:
-                conn.close()
-                raise StoreError("The index is closed.")
-            for thread in [t for t in self._conns if not t.is_alive()]:
-                self._conns.pop(thread).close()
-            self._conns[threading.current_thread()] = conn
-        self._local.conn = conn
-        return conn
+    @property
+    def on_damage(self) -> Callable[[], None] | None:
+        """Called once the file was found damaged, set aside and started afresh."""
+        return self._file.damaged
 
-    @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
-        """One snapshot for several statements."""
-        self._check_open()
-        with _translated():
-            conn = self._conn()
-            conn.execute("BEGIN")
-            try:
-                yield conn
-            finally:
-                schema.rollback(conn)  # a read transaction has nothing to commit
+    @on_damage.setter
+    def on_damage(self, hook: Callable[[], None] | None) -> None:
+        self._file.damaged = hook
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction: all of it commits, or none of it does."""
-        self._check_open()
-        with self._write_lock, _translated():
-            conn = self._conn()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException:
-                schema.rollback(conn)
-                raise
+    def rebuilds(self) -> list[Rebuild]:
+        """Repositories this (new) file awaits after damage; [] for a file that is whole."""
+        return self._file.rebuilds()
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise StoreError("The index is closed.")
+    def verify(self) -> bool:
+        """The whole file checked (`PRAGMA quick_check`); False, with it set aside for a
+        rebuild, when it is damaged."""
+        return self._file.verify()
+
+    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._file.read()
+
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._file.write()
 
     def _query(self, sql: str, args: Sequence[object] = ()) -> list[Any]:
-        self._check_open()
-        with _translated():
-            return self._conn().execute(sql, args).fetchall()
+        return self._file.query(sql, args)
 
     # -- writes --------------------------------------------------------------
 
@@ -178,11 +121,13 @@ class LocalIndex:
         try:
             with self._write() as conn:
                 schema.write_change(conn, change)
+                recovery.done(conn, change.repo)
         except StoreError:
             raise
         except Exception as exc:
             raise StoreError(detail=f"{type(exc).__name__}: {exc}") from exc
         log.debug("applied change set for %s", change.repo)
+        self._file.remember_sources(self.repo_states())
         self._segment_writer.committed(change.repo)
 
     def _persist(self, repo: str) -> None:
@@ -196,7 +141,9 @@ class LocalIndex:
     def remove_repo(self, repo: str) -> None:
         with self._write() as conn:
             schema.delete_repo(conn, repo)
+            recovery.done(conn, repo)
         self._segments.remove(repo)  # after the commit: until then it still answers
+        self._file.remember_sources(self.repo_states())
         log.info("removed repository %s from the index", repo)
 
     # -- reads ---------------------------------------------------------------
@@ -335,21 +282,9 @@ class LocalIndex:
 
     def close(self) -> None:
         """Close every connection; later calls raise StoreError. Safe to call twice."""
-        with self._conns_lock:
-            if self._closed:
-                return
-            self._closed = True
-            conns = list(self._conns.values())
-            self._conns.clear()
-        own: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if own is not None:
-            try:
-                own.execute("PRAGMA optimize")
-            except sqlite3.Error:
-                log.debug("PRAGMA optimize failed on close", exc_info=True)
-        for conn in conns:
-            conn.close()
-        self._local = threading.local()
+        file = getattr(self, "_file", None)
+        if file is not None:
+            file.close()
         self._vectors.clear()
         self._lexical.clear()
         self._rows.clear()

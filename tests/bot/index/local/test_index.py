@@ -19,9 +19,11 @@ from bot.index.base import ChangeSet
 from bot.index.local import schema as local_schema
 from bot.index.local.index import LocalIndex, prefix_upper_bound
 from bot.index.local.lexical import MAX_TERMS, query_hashes
+from bot.index.local.recovery import REBUILDING
 from bot.index.local.termcounts import term_hash
 from bot.models import Chunk
 from bot.text.tokens import query_terms
+from tests.support.damage import settle
 from tests.support.index_contract import (
     COMMIT_2,
     HOOKS_PY,
@@ -533,26 +535,54 @@ def test_persists_across_reopen(db_path: Path) -> None:
         assert second.stats().bytes > 0
 
 
-def test_garbage_file_is_a_store_error(db_path: Path) -> None:
-    db_path.parent.mkdir(parents=True)
-    db_path.write_bytes(b"this is not a database at all\x00\xff" * 200)
-    with pytest.raises(StoreError) as caught:
-        LocalIndex(db_path)
-    assert "damaged" in caught.value.user_message
-    assert "\n" not in caught.value.user_message
+def test_a_garbage_file_is_set_aside_and_a_new_one_awaits_its_rebuild(db_path: Path) -> None:
+    with LocalIndex(db_path) as idx:
+        idx.apply(change_set("alpha", many_chunks("alpha", 40), dim=DIM))
+    db_path.write_bytes(b"this is not a database at all\x00\xff" * 200)  # header and all
+    damaged: list[bool] = []
+    with LocalIndex(db_path, on_damage=lambda: damaged.append(True)) as idx:
+        assert damaged == [True]
+        assert idx.repo_states() == []  # a new file
+        # What it held, from the list of sources written beside it (the file says nothing).
+        rebuilds = [(r.name, r.source, r.branch) for r in idx.rebuilds()]
+        assert rebuilds == [("alpha", "https://example.com/org/alpha.git", "main")]
+    [kept] = db_path.parent.glob(f"{db_path.name}.damaged-*")
+    assert kept.read_bytes().startswith(b"this is not a database")
 
 
-def test_damaged_pages_are_a_store_error(db_path: Path) -> None:
+def test_damaged_pages_met_in_a_search_set_the_file_aside(db_path: Path) -> None:
     with LocalIndex(db_path) as idx:
         idx.apply(change_set("alpha", many_chunks("alpha", 400), dim=DIM))
     data = bytearray(db_path.read_bytes())
     for offset in range(4096, len(data), 4096):  # keep the header page, scramble the rest
         data[offset + 8 : offset + 200] = bytes(range(192))
     db_path.write_bytes(bytes(data))
-    with pytest.raises(StoreError), LocalIndex(db_path) as idx:  # opening or a read fails
-        idx.lexical(["shared"], repos=None, k=5)
-        idx.chunks_of("alpha", "pkg/mod_1.py")
-        idx.stats()
+    with LocalIndex(db_path) as idx:  # opening or a read meets the damage
+        try:
+            idx.lexical(["shared"], repos=None, k=5)
+            idx.chunks_of("alpha", "pkg/mod_1.py")
+            idx.stats()
+        except StoreError as exc:
+            assert exc.user_message == REBUILDING
+        assert [r.name for r in idx.rebuilds()] == ["alpha"]
+        assert idx.lexical(["shared"], repos=None, k=5) == []  # the new file answers
+        assert idx.verify()
+    assert list(db_path.parent.glob(f"{db_path.name}.damaged-*"))
+
+
+def test_verify_finds_damage_a_search_did_not_meet(db_path: Path) -> None:
+    with LocalIndex(db_path) as idx:
+        idx.apply(change_set("alpha", many_chunks("alpha", 400), dim=DIM))
+        assert idx.verify()
+    settle(db_path)
+    data = bytearray(db_path.read_bytes())
+    last = len(data) - 4096  # one page of rows, far from what `repo_states` reads
+    data[last + 8 : last + 200] = bytes(range(192))
+    db_path.write_bytes(bytes(data))
+    with LocalIndex(db_path) as idx:
+        assert [s.name for s in idx.repo_states()] == ["alpha"]  # status would see nothing
+        assert not idx.verify()
+        assert idx.repo_states() == [] and [r.name for r in idx.rebuilds()] == ["alpha"]
 
 
 def test_foreign_and_newer_files_are_refused(tmp_path: Path) -> None:
