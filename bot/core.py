@@ -27,11 +27,11 @@ from bot.context import CLI, Context
 from bot.errors import BotError, PermissionDenied
 from bot.index.base import Index, Recovering
 from bot.index.setup import prepare_index
+from bot.lifecycle import Lifecycle
 from bot.llm.chat import LLM
 from bot.llm.embeddings import Embedder
 from bot.llm.interruptible import InterruptibleChat
 from bot.models import Answer, Hit, Question, RepoState, Turn
-from bot.readiness import Readiness, checks_for
 from bot.reports import StatusFacts, repos_text, status_text
 from bot.runtime import metrics
 from bot.runtime.drain import Drain
@@ -101,12 +101,16 @@ class Core:
             )
         )
         self._upkeep = Once(self._new_upkeep)
-        self._ready = Once(self._new_readiness)
         self.index_repo = deferred(lambda: self._ingest.index_repo)  # `codecite index`
         self._limiter = Limiter(config.limits, lambda: self.stores.quota, fallback=ProcessQuota())
         # One bounded line of answer work per process, shared by every adapter in it.
         self._queue = AnswerQueue.from_config(config.limits)
-        self._drain = Drain(self._queue, interrupt=self._interrupt_models, stopped=stopped)
+        self._drain = Drain(
+            self._queue, interrupt=lambda: self._life.interrupt_models(), stopped=stopped
+        )
+        self._life = Lifecycle(
+            settings, index, self.stores, self._queue, self._drain, (self.llm, self.embedder)
+        )
         self._sections: tuple[str, ...] = ()
 
     @classmethod
@@ -198,29 +202,12 @@ class Core:
         return self.embedder.model if self.embedder is not None else ""
 
     def readiness(self) -> str:
-        """Why this process cannot answer now ("" when it can): its index and stores, and
-        the remote services behind them and the model, answer (kept a few seconds)."""
-        if self._drain.draining:
-            return "shutting down"
-        return self._ready.get()()
-
-    def _new_readiness(self) -> Readiness:
-        model = self.llm if self.llm is not None else self.embedder
-        checks = checks_for(self.index, self.index.repo_states, self.stores.ping, model)
-        return Readiness(checks, ttl=self._settings.ready_cache_seconds)
+        """Why this process cannot answer now ("" when it can): `bot.lifecycle`."""
+        return self._life.readiness()
 
     def gauges(self) -> dict[str, float | None]:
-        """What the metrics read at each scrape: this process's answer line, and the re-ingest
-        jobs waiting for a runner (None when the job table cannot be read now)."""
-        try:
-            queued: float | None = self.stores.jobs.queued()
-        except BotError:
-            queued = None
-        return {
-            "answer_queue_running": self._queue.running,
-            "answer_queue_waiting": self._queue.waiting,
-            "ingest_jobs_queued": queued,
-        }
+        """What the metrics read at each scrape (`bot.lifecycle`)."""
+        return self._life.gauges()
 
     def never_indexed(self) -> list[str]:
         """Configured repositories the index holds nothing of (the scheduler's boot pass)."""
@@ -466,14 +453,7 @@ class Core:
         """Stop within a deadline (`bot.runtime.drain`): take no new question, let the
         answers under way finish up to `grace` (CODECITE_SHUTDOWN_GRACE), then end each one
         still unfinished with one line. True when all finished in time; idempotent."""
-        return self._drain.run(self._settings.shutdown_grace if grace is None else grace)
-
-    def _interrupt_models(self) -> None:
-        """End every model request in flight (their clients are closed; nothing new asks)."""
-        for client in (self.llm, self.embedder):
-            close = getattr(client, "close", None)
-            if close is not None:
-                close()
+        return self._life.drain(grace)
 
     def close(self) -> None:
         """Finish accepted answers and ingests, then release every store and client."""
