@@ -69,45 +69,54 @@ def ordered_gold(history: History, roles: dict[str, str]) -> list[str]:
 
 def derive_row(row: dict[str, Any], clones: Clones) -> dict[str, Any]:
     """`row` with gold_commits, gold_note (and the fields they rest on) derived afresh."""
-    repo, commit, kind = row["repo"], row["commit"], row["kind"]
-    out = dict(row)
-    if kind in ("when", "why"):
-        entry = changelog_entry(clones.git_dir(repo), commit, row["changelog"])
-        check_paraphrase(row["id"], row["question"], entry)
-        out["changelog"] = {**row["changelog"], "version": entry.version, "entry": entry.text}
-        # `use_numbers` narrows an entry whose text names a number it does not fix (a typo'd
-        # link, the PR that introduced the regression being fixed); set by hand, kept.
-        numbers = [int(n) for n in row.get("use_numbers") or entry.numbers]
-        out["numbers"] = numbers
-        history = clones.history(repo, commit)
-        roles = history.gold_for(numbers)
-        gold = ordered_gold(history, roles)
-        out["gold_roles"] = {sha: roles[sha] for sha in gold}
-        out["gold_note"] = (
-            "commits naming "
-            + ", ".join(f"#{n}" for n in numbers)
-            + (": " + "; ".join(f"{sha[:10]} {roles[sha]}" for sha in gold) if gold else ": none")
-        )
-    elif kind == "who":
-        git_dir = clones.git_dir(repo)
-        symbol = find_symbol(git_dir, commit, row["path"], row["symbol"], row.get("lines"))
-        change = last_change(git_dir, commit, symbol.path, symbol.start, symbol.end)
-        gold = [change.sha]
-        out["lines"] = [symbol.start, symbol.end]
-        out["renamed"] = change.path_then != symbol.path
-        out["moved"] = change.start_then != symbol.start
-        note = f"git log -1 -L{symbol.start},{symbol.end}:{symbol.path} {commit[:12]}"
-        if out["renamed"] or out["moved"]:
-            note += f" (then at {change.path_then}:{change.start_then})"
-        out["gold_note"] = note
-    else:
-        gold = since_gold(clones.git_dir(repo), commit, row["tag"], row["area"])
-        out["gold_note"] = (
-            f"git rev-list --no-merges {row['tag']}..{commit[:12]} -- {row['area']}, plus the"
-            f" pull-request merges in that range that change it: {len(gold)} commits"
-        )
-    out["gold_commits"] = gold
+    derive = {"when": _changelog_gold, "why": _changelog_gold, "who": _who_gold}
+    out = derive.get(row["kind"], _since_gold)(row, clones)
     return {k: out[k] for k in (*LEADING, *sorted(set(out) - set(LEADING))) if k in out}
+
+
+def _changelog_gold(row: dict[str, Any], clones: Clones) -> dict[str, Any]:
+    entry = changelog_entry(clones.git_dir(row["repo"]), row["commit"], row["changelog"])
+    check_paraphrase(row["id"], row["question"], entry)
+    # `use_numbers` narrows an entry whose text names a number it does not fix (a typo'd
+    # link, the PR that introduced the regression being fixed); set by hand, kept.
+    numbers = [int(n) for n in row.get("use_numbers") or entry.numbers]
+    history = clones.history(row["repo"], row["commit"])
+    roles = history.gold_for(numbers)
+    gold = ordered_gold(history, roles)
+    named = "; ".join(f"{sha[:10]} {roles[sha]}" for sha in gold) or "none"
+    return row | {
+        "changelog": {**row["changelog"], "version": entry.version, "entry": entry.text},
+        "numbers": numbers,
+        "gold_roles": {sha: roles[sha] for sha in gold},
+        "gold_commits": gold,
+        "gold_note": "commits naming " + ", ".join(f"#{n}" for n in numbers) + ": " + named,
+    }
+
+
+def _who_gold(row: dict[str, Any], clones: Clones) -> dict[str, Any]:
+    git_dir, commit = clones.git_dir(row["repo"]), row["commit"]
+    symbol = find_symbol(git_dir, commit, row["path"], row["symbol"], row.get("lines"))
+    change = last_change(git_dir, commit, symbol.path, symbol.start, symbol.end)
+    renamed, moved = change.path_then != symbol.path, change.start_then != symbol.start
+    note = f"git log -1 -L{symbol.start},{symbol.end}:{symbol.path} {commit[:12]}"
+    if renamed or moved:
+        note += f" (then at {change.path_then}:{change.start_then})"
+    return row | {
+        "lines": [symbol.start, symbol.end],
+        "renamed": renamed,
+        "moved": moved,
+        "gold_commits": [change.sha],
+        "gold_note": note,
+    }
+
+
+def _since_gold(row: dict[str, Any], clones: Clones) -> dict[str, Any]:
+    gold = since_gold(clones.git_dir(row["repo"]), row["commit"], row["tag"], row["area"])
+    note = (
+        f"git rev-list --no-merges {row['tag']}..{row['commit'][:12]} -- {row['area']}, plus"
+        f" the pull-request merges in that range that change it: {len(gold)} commits"
+    )
+    return row | {"gold_commits": gold, "gold_note": note}
 
 
 def changelog_entry(git_dir: Path, commit: str, where: dict[str, Any]) -> Entry:

@@ -169,13 +169,15 @@ class History:
         return gold
 
 
+def _status(git_dir: Path, *args: str) -> int:
+    """The exit status of a git command that answers by it (--is-ancestor, diff --quiet)."""
+    return subprocess.run(
+        ["git", f"--git-dir={git_dir}", *args], capture_output=True, check=False
+    ).returncode
+
+
 def _is_ancestor(git_dir: Path, older: str, newer: str) -> bool:
-    probe = subprocess.run(
-        ["git", f"--git-dir={git_dir}", "merge-base", "--is-ancestor", older, newer],
-        capture_output=True,
-        check=False,
-    )
-    return probe.returncode == 0
+    return _status(git_dir, "merge-base", "--is-ancestor", older, newer) == 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,9 +225,4 @@ def since_gold(git_dir: Path, commit: str, tag: str, area: str) -> list[str]:
 
 
 def _changes(git_dir: Path, old: str, new: str, area: str) -> bool:
-    probe = subprocess.run(
-        ["git", f"--git-dir={git_dir}", "diff", "--quiet", old, new, "--", area],
-        capture_output=True,
-        check=False,
-    )
-    return probe.returncode == 1
+    return _status(git_dir, "diff", "--quiet", old, new, "--", area) == 1
