@@ -99,7 +99,10 @@ class CodeciteHistory:
             answer = self._open().answer(Question(question, scope=frozenset({name})))
             cited = [c.sha for c in answer.citations if getattr(c, "kind", "code") == "commit"]
         except BotError as exc:  # a question the bot refuses scores as citing nothing
-            print(f"codecite answer failed: {exc.user_message}", file=sys.stderr)
+            print(f"codecite refused {question!r}: {exc.user_message}", file=sys.stderr)
+            cited = []
+        except Exception as exc:  # a crash is a finding; the other questions still run
+            print(f"codecite crashed on {question!r}: {exc!r}"[:300], file=sys.stderr)
             cited = []
         return {"answer": cited, "search": self._search(name, question)}
 
