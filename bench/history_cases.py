@@ -31,7 +31,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.cases import CaseError
-from bench.history_case import load_history_cases, read_rows, write_rows
+from bench.history_casefile import load_history_cases, read_rows, write_rows
 from bench.history_changelog import Entry, parse_changelog
 from bench.history_git import History, last_change, open_clone, run_git, since_gold
 from bench.history_symbols import LANGUAGES, Symbol, definitions

@@ -33,7 +33,7 @@ from typing import Any, Protocol
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.cases import CaseError
-from bench.history_case import HistoryCase, load_history_cases
+from bench.history_casefile import HistoryCase, load_history_cases
 from bench.history_cases import Clones, derive_row
 from bench.history_codecite import CodeciteHistory, SystemUnavailable
 from bench.history_gitgrep import GitGrepSystem
