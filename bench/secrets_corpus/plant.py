@@ -451,6 +451,10 @@ def _indexed_path(path: str) -> str:
     YAML, an env file or an extension-less script as shell."""
     if language_for(path) is not None:
         return path
+    folder, _, name = path.rpartition("/")
+    if name.startswith(".env"):  # `.env.example`: planted as a script, not a skipped .env file
+        name = "dotenv" + name[4:]
+    path = f"{folder}/{name}" if folder else name
     return path + (".yaml" if path.endswith(".tpl") else ".sh")
 
 
