@@ -327,7 +327,7 @@ def _md_python(n: str, v: str, label: str, c: str) -> tuple[str, str]:
 
 def _pem_json(n: str, v: str, label: str, c: str) -> tuple[str, str]:
     doc = {"type": "service_account", "project_id": "acme-prod", "private_key": v + "\n", "note": c}
-    return "deploy/service-account.json.sample", json.dumps(doc, indent=2) + "\n"
+    return "deploy/gcp-credentials.json", json.dumps(doc, indent=2) + "\n"
 
 
 def _pem_readme(n: str, v: str, label: str, c: str) -> tuple[str, str]:

@@ -199,14 +199,15 @@ def keyword_hits(text: str, folded: str, path: str) -> Iterator[Hit]:
             # Prose already read past here, allowed as much: reading it again finds nothing.
             if end >= prose[0] or allowed > prose[1:]:
                 hit = prose_hit(text, end, password=allowed[0], hex_ok=allowed[1])
-                prose = (end + REACH, *allowed)
+                line_end = text.find("\n", end, end + REACH)  # prose reads one line
+                prose = (end + REACH if line_end < 0 else line_end, *allowed)
         if hit is not None:
             done = max(done, hit.end)
             yield hit
 
 
 _PROSE_OWNER = re.compile(r"([A-Za-z]{3,24})[ \t]+$")
-_NOT_AN_OWNER = frozenset("the this that your our my its their new old same one any each".split())
+_NOT_AN_OWNER = frozenset("the this that your our my its their same one any each".split())
 
 
 def _prose_strength(text: str, start: int, strength: Strength) -> Strength:
