@@ -3,7 +3,8 @@
 Each candidate reports the secrets it finds in a file's text; a scrubber built
 from it redacts every occurrence of each (line by line, so line numbers hold),
 as codecite's own scrubber does. `layered` runs codecite's scrubber first and
-the candidate's findings on the original text after it.
+the candidate's findings on the original text after it, less those codecite's
+look-alike rules rule out.
 
 - kingfisher: `kingfisher-secret-scanner` (MongoDB's Kingfisher engine, in
   process; its built-in rules are Betterleaks' and OSV-Scalibr's Veles rules);
@@ -25,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bot.ingest.secrets import REDACTED, scrub
+from bot.ingest.secrets.values import is_harmless, is_placeholder
 
 Finder = Callable[[str, str], list[str]]  # (text, path) -> secrets found
 Scrubber = Callable[[str, str], str]
@@ -83,7 +85,14 @@ def alone(finder: Finder) -> Scrubber:
 
 
 def layered(finder: Finder) -> Scrubber:
-    return lambda text, path: redact_all(scrub(text, path).text, finder(text, path))
+    """Codecite's scrubber, then the candidate's findings that codecite's look-alike rules
+    do not rule out (placeholders, names, paths, URLs without credentials, hashes)."""
+
+    def run(text: str, path: str) -> str:
+        found = [s for s in finder(text, path) if not is_placeholder(s) and not is_harmless(s)]
+        return redact_all(scrub(text, path).text, found)
+
+    return run
 
 
 def scrubber(name: str) -> Scrubber:

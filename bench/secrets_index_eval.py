@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -101,6 +102,7 @@ def run_variant(name: str, tree: Path, scrubber: str, repo: Path, home: Path) ->
         PYTHONPATH=os.pathsep.join([str(tree), str(ROOT)]),
     )
     started = time.monotonic()
+    cpu = _children_cpu()
     done = subprocess.run(
         [sys.executable, __file__, "child", str(tree), scrubber, str(repo)],
         env=env,
@@ -109,7 +111,16 @@ def run_variant(name: str, tree: Path, scrubber: str, repo: Path, home: Path) ->
     )
     if done.returncode != 0:
         raise SystemExit(f"{name}: the index run failed:\n{done.stderr[-3000:]}")
+    CPU_SECONDS[name] = _children_cpu() - cpu
     return time.monotonic() - started, done.stdout
+
+
+CPU_SECONDS: dict[str, float] = {}  # variant -> CPU seconds of its last index run
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def child(tree: str, scrubber: str, repo: str) -> None:
@@ -240,6 +251,31 @@ def failures(outcome: Outcome, *, dev_only: bool = True) -> list[str]:
     ]
 
 
+def cost(args: argparse.Namespace) -> None:
+    """Index each --cost tree with each variant, in one process each (workers=1, so a
+    candidate can stand in for the scrubber), alternating variants; wall seconds and the
+    ratio to the baseline."""
+    with tempfile.TemporaryDirectory(prefix="codecite-secrets-cost-") as scratch:
+        folder = Path(scratch)
+        variants = [(f"main@{args.baseline}", baseline_tree(args.baseline, folder), "own")]
+        variants.append(("this tree", ROOT, "own"))
+        variants += [
+            (f"codecite+{c}", ROOT, f"codecite+{c}") for c in args.candidates.split(",") if c
+        ]
+        for tree in args.cost:
+            seconds: list[float] = []
+            cpus: list[float] = []
+            for n, (name, root, scrubber) in enumerate(variants):
+                taken, _ = run_variant(name, root, scrubber, Path(tree), folder / f"cost-{n}")
+                seconds.append(taken)
+                cpus.append(CPU_SECONDS[name])
+                load = os.getloadavg()[0]
+                print(
+                    f"{tree}: {name}: {taken:.1f}s wall ({taken / seconds[0]:.2f}x), "
+                    f"{cpus[-1]:.1f}s CPU ({cpus[-1] / cpus[0]:.2f}x), load {load:.1f}"
+                )
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "child":
         child(*sys.argv[2:5])
@@ -250,7 +286,13 @@ def main() -> None:
     parser.add_argument("--alone", action="store_true", help="also each candidate alone")
     parser.add_argument("--json", help="write ids kept, lost and redacted per variant here")
     parser.add_argument("--failures", action="store_true", help="list this tree's kept (dev)")
+    parser.add_argument(
+        "--cost", action="append", default=[], help="time each variant's index of this tree"
+    )
     args = parser.parse_args()
+    if args.cost:
+        cost(args)
+        return
     with tempfile.TemporaryDirectory(prefix="codecite-secrets-eval-") as scratch:
         folder = Path(scratch)
         repo = write_repo(folder)

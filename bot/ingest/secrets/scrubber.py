@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -12,6 +13,7 @@ from bot.ingest.secrets.keys import private_key_hits
 from bot.ingest.secrets.keywords import keyword_hits, names_something_else
 from bot.ingest.secrets.providers import RULES
 from bot.ingest.secrets.rules import Hit, RuleSet
+from bot.ingest.secrets.ruleset import ruleset_hits
 from bot.ingest.secrets.shapes import URL_RULES
 from bot.ingest.secrets.values import (
     decodes_to_data,
@@ -48,6 +50,24 @@ def scrub(text: str, path: str = "") -> ScrubResult:
 
 def find_secrets(text: str, path: str = "") -> Iterator[Hit]:
     """Where the secrets of `text` are; spans may overlap and never hold a newline."""
+    own = list(_own_hits(text, path))
+    yield from own
+    # The maintained rules, for the providers ours lack. Where ours found the secret too,
+    # ours say where it is: `deploy:<password>` keeps its user name, a connection string
+    # its endpoint.
+    starts = sorted((h.start, h.end) for h in own)
+    for hit in ruleset_hits(text):
+        if not _overlaps(starts, hit):
+            yield hit
+
+
+def _overlaps(spans: list[tuple[int, int]], hit: Hit) -> bool:
+    """Whether `hit` overlaps one of `spans` (sorted by start)."""
+    before_end = bisect.bisect_left(spans, (hit.end, -1))  # the spans starting before it ends
+    return any(end > hit.start for _, end in spans[:before_end])
+
+
+def _own_hits(text: str, path: str) -> Iterator[Hit]:
     yield from private_key_hits(text)
     tokens = list(TOKEN_RULES.scan(text))
     yield from tokens
