@@ -25,11 +25,13 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-
-import kingfisher_sdk
+from typing import TYPE_CHECKING
 
 from bot.ingest.secrets.rules import Hit
 from bot.ingest.secrets.values import has_placeholder_body, is_harmless, is_placeholder
+
+if TYPE_CHECKING:
+    import kingfisher_sdk
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +40,8 @@ _SHORTEST = 8  # shorter findings are fragments (a rule's optional group), not s
 
 @functools.cache
 def _scanner() -> kingfisher_sdk.Scanner:
+    import kingfisher_sdk  # here: a process that never scrubs (search, status) never loads it
+
     cache = Path(tempfile.gettempdir()) / f"codecite-kingfisher-{os.getuid()}"
     try:
         cache.mkdir(mode=0o700, exist_ok=True)
