@@ -155,4 +155,11 @@ MIGRATIONS: dict[int, tuple[str, tuple[str, ...]]] = {
             "ALTER TABLE sym_files ADD COLUMN IF NOT EXISTS links TEXT NOT NULL DEFAULT ''",
         ),
     ),
+    8: (
+        "run log: what each run left out of the index for holding secrets",
+        tuple(
+            f"ALTER TABLE runs ADD COLUMN IF NOT EXISTS {column} INTEGER NOT NULL DEFAULT 0"
+            for column in ("secret_files", "key_blocks", "redactions")
+        ),
+    ),
 }
