@@ -12,7 +12,8 @@ from dataclasses import replace
 
 from bot.answer.citations import resolve_citations
 from bot.answer.coverage import absent_words, excerpt_weights, explain_not_answered, not_covered
-from bot.answer.extractive import extractive_answer
+from bot.answer.extractive import above_floor, extractive_answer
+from bot.answer.how_answer import how_answer, how_sources, path_facts
 from bot.answer.permalinks import Permalinker
 from bot.answer.progress import Progress, Reporter, pruning, reading, searching, writing
 from bot.answer.prompts import NOT_ANSWERED, build_messages
@@ -21,6 +22,7 @@ from bot.answer.streaming import AnswerStream, ended
 from bot.answer.symbol_answer import facts_block, map_answer, missing_note, symbol_answer
 from bot.llm.chat import LLM, Completion, Message
 from bot.models import Answer, AnswerMode, Citation, Freshness, Question, RepoState, Usage
+from bot.retrieval.howpath import HowPath, PathFinder
 from bot.retrieval.prune import Pruner
 from bot.retrieval.query import analyze
 from bot.retrieval.retriever import Retrieval, Retriever, Source
@@ -40,11 +42,13 @@ class Composer:
         *,
         pruner: Pruner | None = None,
         max_tokens: int,
+        paths: PathFinder | None = None,
     ) -> None:
         self.retriever = retriever
         self.llm = llm
         self.pruner = pruner
         self.max_tokens = max_tokens
+        self.paths = paths  # how-it-works paths through the code (None: not followed)
 
     def answer(self, question: Question, states: dict[str, RepoState]) -> Answer:
         """`states`: the indexed repositories in the question's scope (all when unscoped)."""
@@ -159,11 +163,17 @@ class Composer:
             return _noted(missing_note(facts), NOT_ANSWERED), (), "empty", usage
         if self.llm is None:
             note = missing_note(facts)
+            path = self._how(question, retrieval)
+            sources = above_floor(retrieval.sources, retrieval.hits)
+            if path is not None and not note and not not_covered(retrieval):
+                text, citations = how_answer(path, excerpt_weights(retrieval), link, sources)
+                return text, citations, "extractive", usage
             text, citations = extractive_answer(
                 excerpt_weights(retrieval),
-                retrieval.sources,
+                sources,
                 link,
                 not_covered="" if note else not_covered(retrieval),
+                definitions=self.paths.definitions_of(sources) if self.paths else (),
             )
             return _noted(note, text), citations, "extractive", usage
         sources, messages, usage, _ = self._model_input(question, retrieval, Reporter(None))
@@ -187,6 +197,10 @@ class Composer:
             timings["prune"] = time.perf_counter() - pruned_from
             usage = usage + prune_usage
         facts = facts_block(retrieval.symbols, sources)
+        path = self._how(question, retrieval)
+        if path is not None:
+            sources = how_sources(path, sources)
+            facts = "\n".join(f for f in (facts, path_facts(path, sources)) if f)
         messages = build_messages(
             question.text,
             sources,
@@ -195,6 +209,12 @@ class Composer:
             absent=absent_words(retrieval),
         )
         return sources, messages, usage, timings
+
+    def _how(self, question: Question, retrieval: Retrieval) -> HowPath | None:
+        """The path through the code for a how-question (None for other questions)."""
+        if self.paths is None:
+            return None
+        return self.paths.find(question.text, retrieval, question.scope)
 
     def repo_map(self, states: dict[str, RepoState]) -> Answer:
         """The map of these repositories: directory tree and key symbols."""
