@@ -198,6 +198,7 @@ def make_composer(
 ) -> Composer:
     """Retrieval and answers over `index` (the Core builds them for its first question)."""
     from bot.answer.compose import Composer
+    from bot.retrieval.architecture import ArchitectureReader
     from bot.retrieval.howpath import PathFinder
     from bot.retrieval.retriever import Retriever
 
@@ -216,6 +217,7 @@ def make_composer(
         pruner=pruner,
         max_tokens=settings.answer_max_tokens,
         paths=PathFinder(index, symbols),
+        architecture=ArchitectureReader(index, symbols),
     )
 
 

@@ -63,6 +63,7 @@ class Edge:
     source: int  # index into `Architecture.parts`: the part that depends
     target: int
     names: tuple[str, ...]  # what of the target it names, most used first
+    weight: int = 1  # how many distinct names of the target it uses
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +169,8 @@ class _Builder:
                     if j is not None and j != i:
                         uses.setdefault((i, j), Counter())[name] += 1
         edges = [
-            Edge(i, j, tuple(n for n, _ in names.most_common(3))) for (i, j), names in uses.items()
+            Edge(i, j, tuple(n for n, _ in names.most_common(3)), len(names))
+            for (i, j), names in uses.items()
         ]
         return sorted(edges, key=lambda e: (e.source, e.target))
 

@@ -32,6 +32,7 @@ from bot.retrieval.howcalls import (
     implementation,
     resolve,
 )
+from bot.retrieval.preamble import without_preamble
 from bot.retrieval.relevance import Coverage
 from bot.retrieval.retriever import Retrieval, Source
 from bot.retrieval.symbol_chunks import SymbolChunks
@@ -60,7 +61,7 @@ _HOW = re.compile(
 
 def asks_how(text: str) -> bool:
     """Whether the question (its first line) asks how something works."""
-    first = text.strip().split("\n", 1)[0]
+    first = without_preamble(text.strip().split("\n", 1)[0].replace("\u2019", "'"))
     return bool(_HOW.search(first))
 
 
