@@ -52,6 +52,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.servers.discord_edits import JSON_BODY, MessageEdits, MessageState
+from tests.servers.discord_files import FILES, multipart_message
 from tests.servers.discord_limits import RateLimits, too_many
 from tests.servers.discord_wire import (
     COMMAND_NAME,
@@ -265,9 +266,17 @@ class DiscordFake(MessageEdits):
         raw = await request.read()
         body: Any = None
         if raw:
-            if request.headers.get("Content-Type", "").split(";")[0] != "application/json":
+            kind = request.headers.get("Content-Type", "").split(";")[0]
+            if kind == "multipart/form-data":  # a message with files (payload_json + files[n])
+                try:
+                    body = multipart_message(request.headers["Content-Type"], raw)
+                except DiscordError as exc:
+                    reply = _reply(exc.status, {"message": exc.message, "code": exc.code})
+                    return await self._finish(request, None, reply)
+            elif kind != "application/json":
                 return await self._finish(request, None, _reply(400, _error(50109, "Bad JSON")))
-            body = json.loads(raw)
+            else:
+                body = json.loads(raw)
         request[JSON_BODY] = body
         fault = self._take_fault(request.method, request.path.removeprefix(API))
         if fault is not None and fault.kind == "fail":
@@ -482,7 +491,7 @@ class DiscordFake(MessageEdits):
             "mention_everyone": would_ping_everyone(body),
             "mentions": [],
             "mention_roles": [],
-            "attachments": [],
+            "attachments": [dict(a, id=str(self.next_id())) for a in body.get(FILES, [])],
             "embeds": [],
             "pinned": False,
             "type": 0 if referenced is None else 19,
