@@ -27,7 +27,8 @@ from bot.retrieval.intent import file_kind
 from bot.symbols.model import SymbolDef
 
 CALLABLE_KINDS = frozenset({"function", "method", "constructor", "decorator", "macro"})
-_CALL = re.compile(r"(?:([A-Za-z_$][\w$]*)\s*(?:\?\.|\.|->|::)\s*)?([A-Za-z_$][\w$]*)\s*\(")
+# `recv.name(`, `recv?.name(`, `Cls::name(`, `name(`; JS private methods keep their `#`.
+_CALL = re.compile(r"(?:([A-Za-z_$][\w$]*)\s*(?:\?\.|\.|->|::)\s*)?(#?[A-Za-z_$][\w$]*)\s*\(")
 _SELF = frozenset({"self", "this", "cls", "super", "me"})
 # Words that look like calls in some language but are statements or builtins of the language.
 _NOT_CALLS = frozenset(

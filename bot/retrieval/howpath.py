@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.errors import BotError
 from bot.index.base import Index
@@ -71,6 +71,12 @@ class Step:
     source: Source  # the definition's own lines, labelled with its one symbol
     relevance: float  # the share of the question's weight it holds
     called_at: int = 0  # the line of the previous step that calls it (0 for the entry)
+    named: float = 0.0  # the share its name alone holds (`#retryFromError` for "retry")
+
+    @property
+    def weight(self) -> float:
+        """How well it carries the question: its lines, and its name once more."""
+        return self.relevance + self.named
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +159,7 @@ class _Walk:
             path = self.path_from(d)
             if path is None:
                 continue
-            callees = sum(s.relevance for s in path.steps[1:])
+            callees = sum(s.weight for s in path.steps[1:])
             scored.append((path.entry.relevance + CALLEE_WEIGHT * callees + prior, path))
         if not scored:
             return None
@@ -188,7 +194,7 @@ class _Walk:
             candidate = self.step(target, call.line)
             if candidate is None or candidate.relevance < FLOOR:
                 continue
-            if best is None or candidate.relevance > best.relevance:
+            if best is None or candidate.weight > best.weight:
                 best = candidate
         return best
 
@@ -204,11 +210,15 @@ class _Walk:
         """`d` as a step: its lines from the index and the share of the question it holds."""
         if d not in self._steps:
             source = self._source(d)
-            self._steps[d] = None if source is None else Step(d, source, self._relevance(source))
+            self._steps[d] = None if source is None else self._step(d, source)
         step = self._steps[d]
         if step is None or step.called_at == called_at:
             return step
-        return Step(step.definition, step.source, step.relevance, called_at)
+        return replace(step, called_at=called_at)
+
+    def _step(self, d: SymbolDef, source: Source) -> Step:
+        named = self._coverage.relevance(tokens_in(d.name, self._wanted))
+        return Step(d, source, self._relevance(source), named=named)
 
     def definitions_in(self, chunk: Chunk) -> list[SymbolDef]:
         """The callable definitions a chunk holds (innermost first), as the table has them."""
