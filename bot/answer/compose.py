@@ -15,6 +15,7 @@ from bot.answer.citations import resolve_citations
 from bot.answer.coverage import absent_words, excerpt_weights, explain_not_answered, not_covered
 from bot.answer.extractive import above_floor, extractive_answer
 from bot.answer.how_answer import how_answer, how_sources, path_facts
+from bot.answer.model_sources import for_model
 from bot.answer.permalinks import Permalinker
 from bot.answer.progress import Progress, Reporter, pruning, reading, searching, writing
 from bot.answer.prompts import NOT_ANSWERED, build_messages
@@ -224,10 +225,12 @@ class Composer:
             sources, prune_usage = self.pruner.prune(question.text, sources)
             timings["prune"] = time.perf_counter() - pruned_from
             usage = usage + prune_usage
-        facts = facts_block(retrieval.symbols, sources)
         path = self._how(question, retrieval)
         if path is not None:
             sources = how_sources(path, sources)
+        sources = for_model(sources, retrieval.hits, excerpt_weights(retrieval))
+        facts = facts_block(retrieval.symbols, sources)
+        if path is not None:
             facts = "\n".join(f for f in (facts, path_facts(path, sources)) if f)
         if archs:
             facts = "\n\n".join(f for f in (facts, architecture_facts(archs)) if f)

@@ -54,14 +54,16 @@ def extractive_answer(
     return "\n\n".join(parts), tuple(citations)
 
 
-def above_floor(sources: Sequence[Source], hits: Sequence[Hit]) -> list[Source]:
-    """The sources whose best judged hit holds at least `RELATIVE_FLOOR` of the best
-    source's relevance (the first source always stays; unjudged sources count as 0)."""
+def above_floor(
+    sources: Sequence[Source], hits: Sequence[Hit], floor: float = RELATIVE_FLOOR
+) -> list[Source]:
+    """The sources whose best judged hit holds at least `floor` of the best source's
+    relevance (the first source always stays; unjudged sources count as 0)."""
     rated = [(s, _relevance(s, hits)) for s in sources]
     best = max((r for _, r in rated if r is not None), default=None)
     if best is None or best <= 0:
         return list(sources)
-    return [s for i, (s, r) in enumerate(rated) if i == 0 or (r or 0.0) >= RELATIVE_FLOOR * best]
+    return [s for i, (s, r) in enumerate(rated) if i == 0 or (r or 0.0) >= floor * best]
 
 
 def _relevance(source: Source, hits: Sequence[Hit]) -> float | None:
