@@ -134,8 +134,10 @@ def run(items: Sequence[Item], clones: Path, work: Path) -> list[dict[str, Any]]
         )
         try:
             for (repo, commit), group in _by_tree(items).items():
-                name = f"{repo_slug(repo)}@{commit[:8]}"
-                tree = materialise(find_clone(clones, repo), commit, work / "trees" / name)
+                name = repo.rsplit("/", 1)[-1]  # as a team would name it ("how is chi organised?")
+                tree = materialise(
+                    find_clone(clones, repo), commit, work / "trees" / repo_slug(repo)
+                )
                 plain.index_repo(str(tree), name=name)
                 for item in group:
                     question = Question(item.question, frozenset({name}))

@@ -42,11 +42,13 @@ from bot.text.tokens import path_tokens, tokens_in
 
 MAX_STEPS = 4  # the entry and up to three calls
 CANDIDATE_HITS = 12  # best-ranked chunks whose definitions may be the entry point
-FLOOR = 0.25  # a call is followed when its definition holds this share of the question
+FLOOR = 0.2  # a call is followed when its definition holds this share of the question
 CALLEE_WEIGHT = 0.5  # how much a candidate entry's path adds to its own relevance
 NAMED_BONUS = 1.0  # an entry the question names outranks any the ranking suggests
 MAX_CALLS = 40  # distinct calls of one body looked up
 MAX_BODY_LINES = 400  # a longer definition is read only this far for its calls
+DOC_LINES = 8  # comment lines right above a definition that are read with it
+_DOC_STARTS = ("//", "/*", "*", "#", "--", "///", "@")
 
 # "how does X work", "what happens when", "walk me through", "explain how": the question
 # asks for a mechanism, not a place. Lead words ("hey", "I'm new here:") are skipped.
@@ -125,7 +127,8 @@ class PathFinder:
         """Candidate entry points with their prior: named ones first, then the ranking's."""
         assert self._symbols is not None
         out: list[tuple[SymbolDef, float]] = []
-        for name in retrieval.analysis.symbols[:3]:
+        named = [c.surface for c in retrieval.coverage.concepts if c.named]  # "Mount", `send`
+        for name in list(dict.fromkeys([*retrieval.analysis.symbols, *named]))[:3]:
             last = name.rsplit(".", 1)[-1]
             defs = self._symbols.definitions(last, repos=repos, limit=10)
             named = [d for d in defs if d.kind in CALLABLE_KINDS and implementation(d.path)]
@@ -247,6 +250,8 @@ class _Walk:
             for offset, line in enumerate(c.text.split("\n")):
                 lines.setdefault(c.start_line + offset, line)
         start = max(d.start_line, min(lines))
+        while start - 1 in lines and start > d.start_line - DOC_LINES and _doc(lines[start - 1]):
+            start -= 1  # the comment above a definition says what it is for: part of it
         end = min(d.end_line, max(lines), start + MAX_BODY_LINES - 1)
         text = "\n".join(lines.get(n, "") for n in range(start, end + 1))
         return Source(d.repo, d.path, chunks[0].language, start, end, d.symbol, text, 0.0)
@@ -255,6 +260,12 @@ class _Walk:
         found = self._wanted.intersection(path_tokens(source.path))
         found |= tokens_in(f"{source.symbol}\n{source.text}", self._wanted - found)
         return self._coverage.relevance(found)
+
+
+def _doc(line: str) -> bool:
+    """A line of a doc comment or decorator above a definition (`#[...]`, `@route`)."""
+    stripped = line.strip()
+    return bool(stripped) and stripped.startswith(_DOC_STARTS)
 
 
 def _code_hits(hits: Sequence[Hit]) -> list[Hit]:
