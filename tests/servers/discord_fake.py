@@ -135,6 +135,7 @@ class DiscordFake(MessageEdits):
         self.guilds: set[int] = set()
         self.channels: dict[int, dict[str, Any]] = {}
         self.messages: dict[int, list[dict[str, Any]]] = {}
+        self.uploads: dict[str, bytes] = {}  # attachment id -> the bytes sent with a message
         self.commands: dict[str, list[dict[str, Any]]] = {}
         self.interactions: dict[str, InteractionState] = {}
         self._ids = itertools.count(1_200_000_000_000_000_000)
@@ -477,6 +478,15 @@ class DiscordFake(MessageEdits):
         self._show(message)
         return _reply(200, message)
 
+    def _attachment(self, file: dict[str, Any]) -> dict[str, Any]:
+        """A file sent with a message as Discord returns it; its bytes kept in `uploads`."""
+        at = str(self.next_id())
+        self.uploads[at] = file["data"]
+        url = f"https://cdn.discordapp.com/attachments/{at}/{file['filename']}"
+        keys = ("filename", "content_type", "size")
+        proxy = url.replace("cdn.discordapp.com", "media.discordapp.net")
+        return {"id": at, **{k: file[k] for k in keys}, "url": url, "proxy_url": proxy}
+
     def _new_message(
         self, channel: dict[str, Any], body: dict[str, Any], referenced: dict[str, Any] | None
     ) -> dict[str, Any]:
@@ -491,7 +501,7 @@ class DiscordFake(MessageEdits):
             "mention_everyone": would_ping_everyone(body),
             "mentions": [],
             "mention_roles": [],
-            "attachments": [dict(a, id=str(self.next_id())) for a in body.get(FILES, [])],
+            "attachments": [self._attachment(f) for f in body.get(FILES, [])],
             "embeds": [],
             "pinned": False,
             "type": 0 if referenced is None else 19,

@@ -11,6 +11,7 @@ size, bytes), which the fake keeps on the message it creates.
 from __future__ import annotations
 
 import json
+import mimetypes
 from email.parser import BytesParser
 from email.policy import HTTP
 from typing import Any
@@ -44,7 +45,8 @@ def multipart_message(content_type: str, raw: bytes) -> dict[str, Any]:
             files.append(
                 {
                     "filename": filename,
-                    "content_type": part.get_content_type(),
+                    # Discord names the type from the file name (discord.py sends octet-stream)
+                    "content_type": mimetypes.guess_type(filename)[0] or part.get_content_type(),
                     "size": len(data),
                     "data": bytes(data),
                 }
