@@ -181,19 +181,20 @@ class _Builder:
         return [self.text(f) for f in part.files[: max(0, budget)]]
 
     def _entries(self, manifest: Mapping[str, object], ranked: Sequence[SymbolDef]) -> list[Entry]:
+        """Declared entry points first (console scripts, package.json), then programs'
+        `main`, `__main__.py`, and the definitions the rest of the code uses most."""
         found: list[Entry] = []
-        mains = self._table.definitions("main", repos=frozenset({self._repo}), limit=20)
-        for d in mains:
-            if implementation(d.path) and d.kind in ("function", "method"):
-                found.append(Entry(d.path, "program entry", d))
         for path in manifest:
             name = path.rsplit("/", 1)[-1]
             if name in ("pyproject.toml", "setup.cfg") and "/" not in path:
                 found.extend(self._scripts(path))
             elif name == "package.json" and "/" not in path:
                 found.extend(_package_entries(self.text(path), manifest))
-            elif name == "__main__.py" and implementation(path):
-                found.append(Entry(path, "runs as `python -m`"))
+        mains = self._table.definitions("main", repos=frozenset({self._repo}), limit=20)
+        for d in mains:
+            if implementation(d.path) and d.kind in ("function", "method"):
+                found.append(Entry(d.path, "program entry", d))
+        found += [Entry(p, "runs as `python -m`") for p in manifest if _is_main_module(p)]
         used = [d for d in ranked if d.kind in _TOP_KINDS and telling(d.name)]
         found.extend(Entry(d.path, "most used by the rest of the code", d) for d in used[:2])
         unique: dict[tuple[str, str], Entry] = {}
@@ -210,6 +211,10 @@ class _Builder:
             d = next((d for d in defs if module_path in d.path), None)
             out.append(Entry(d.path if d else path, f"console script `{script}`", d))
         return out
+
+
+def _is_main_module(path: str) -> bool:
+    return path.rsplit("/", 1)[-1] == "__main__.py" and implementation(path)
 
 
 def _package_entries(text: str, manifest: Mapping[str, object]) -> list[Entry]:
