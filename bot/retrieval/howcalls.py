@@ -59,7 +59,7 @@ def calls_in(text: str, start_line: int, language: str) -> list[CallSite]:
             receiver, name = m.group(1) or "", m.group(2)
             if name in _NOT_CALLS or (not receiver and line[: m.start()].rstrip().endswith("def")):
                 continue
-            if _is_declaration(line, m.start()):
+            if _is_declaration(line, m.start()) or _opens_body(line, m.end()):
                 continue
             found.append(CallSite(name, receiver, start_line + offset))
     return found
@@ -71,6 +71,22 @@ def _is_declaration(line: str, at: int) -> bool:
     return before.endswith(("func", "def", "function", "fn")) or bool(
         re.search(r"\bfunc\s*\([^)]*\)\s*$", before)
     )
+
+
+def _opens_body(line: str, after_paren: int) -> bool:
+    """`create() {`, `run(Cart cart) {`, `charge(c): Promise<R> {`: a head whose body follows,
+    not a call (`if ok(x):` in Python is a call: its heads are found by `def`)."""
+    depth = 1
+    for i in range(after_paren, len(line)):
+        if line[i] == "(":
+            depth += 1
+        elif line[i] == ")":
+            depth -= 1
+            if depth == 0:
+                rest = line[i + 1 :].strip()
+                typed = rest.startswith((":", "->", "throws ")) and rest.endswith("{")
+                return rest == "{" or typed  # `): Promise<T> {`, `) -> T {`
+    return False
 
 
 def go_receiver(head: str) -> tuple[str, str]:
