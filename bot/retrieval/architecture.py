@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 
 MAX_FILES_READ = 400  # files whose chunks are read for dependencies
 LANDMARKS = 3  # most-referenced definitions named per part
+MAX_ROLE_FILES = 5  # a folder without docs of its own: files whose docstring may say its role
 MAX_ENTRIES = 4
 MIN_NAME = 4  # shorter names (`New`, `get`) say too little about a dependency
 CACHE_SIZE = 16
@@ -149,11 +150,19 @@ class _Builder:
                 plan.name, plan.path, plan.files, definition_role(self.text, span), (span,), span
             )
         landmarks = tuple(d for d in ranked if d.path in inside)[:LANDMARKS]
+        if plan.merged:
+            return Part(plan.name, plan.path, plan.files, None, landmarks)
         if plan.is_folder:
             role = folder_role(self.text, plan.path, plan.files, list(manifest))
+            # else what its most central file says of itself
+            central = [d.path for d in landmarks] + list(plan.files[:MAX_ROLE_FILES])
+            for path in dict.fromkeys(central) if role is None else ():
+                role = file_role(self.text, path)
+                if role is not None:
+                    break
         else:
             role = file_role(self.text, plan.path)
-        if role is None and landmarks:
+        if role is None and landmarks and not plan.is_folder:
             role = definition_role(self.text, landmarks[0])
         return Part(plan.name, plan.path, plan.files, role, landmarks)
 

@@ -1,10 +1,11 @@
 """Which parts a repository's architecture is told in: folders, main files, or main classes.
 
 Implementation code only (tests, examples, docs and configuration left out), below
-its common root (`src/flask`, `source`). The root's subdirectories are parts; its own
-files are parts too, the most central first (a Go package's `mux.go` and `tree.go`
-are its architecture), the rest gathered in one. A repository that is essentially one
-big file (`bottle.py`) is told by its main top-level definitions instead.
+its common root (`src/flask`, `source`). The root's subdirectories and its own files
+are the candidates (a Go package's `mux.go` and `tree.go` are its architecture); the
+largest (by indexed chunks, the more central first among equals) are parts, the rest
+are gathered in one. A repository that is essentially one big file (`bottle.py`) is
+told by its main top-level definitions instead.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from bot.retrieval.howcalls import implementation
 from bot.symbols.model import SymbolDef
 
 MAX_PARTS = 8
-ROOT_FILES = 5  # the root's files shown one by one; the rest are one part
 BIG_FILE_CHUNKS = 40  # a file this large, alone, is told by its definitions
 ROOT_SHARE = 0.9  # a directory holding this share of the code is its root
 _CLASSY = frozenset({"class", "struct", "interface", "trait", "type", "enum", "function"})
@@ -32,6 +32,7 @@ class PartPlan:
     files: tuple[str, ...]
     is_folder: bool
     span: SymbolDef | None = None
+    merged: bool = False  # the smaller parts gathered in one: no role of its own
 
 
 def plan_parts(manifest: Mapping[str, FileEntry], ranked: Sequence[SymbolDef]) -> list[PartPlan]:
@@ -50,17 +51,21 @@ def plan_parts(manifest: Mapping[str, FileEntry], ranked: Sequence[SymbolDef]) -
         if "/" in rest:
             folders.setdefault(rest.split("/", 1)[0], []).append(p)
     weight = _centrality(ranked)
-    direct.sort(key=lambda p: (-weight[p], -len(manifest[p].chunk_ids), p))
-    plans = [PartPlan(p.rsplit("/", 1)[-1], p, (p,), False) for p in direct[:ROOT_FILES]]
-    if len(direct) > ROOT_FILES:
-        others = tuple(direct[ROOT_FILES:])
-        plans.append(PartPlan(f"other files in {root or 'the root'}", root, others, False))
-    by_size = sorted(folders.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-    plans += [PartPlan(f"{name}/", f"{prefix}{name}", tuple(f), True) for name, f in by_size]
-    if len(plans) > MAX_PARTS:
-        kept, merged = plans[: MAX_PARTS - 1], plans[MAX_PARTS - 1 :]
+    size = {p: len(manifest[p].chunk_ids) for p in code}
+    candidates = [PartPlan(p.rsplit("/", 1)[-1], p, (p,), False) for p in direct]
+    candidates += [
+        PartPlan(f"{name}/", f"{prefix}{name}", tuple(f), True) for name, f in folders.items()
+    ]
+    # The largest parts tell the architecture; among parts of one size, the most central.
+    candidates.sort(
+        key=lambda c: (-sum(size[f] for f in c.files), -sum(weight[f] for f in c.files), c.name)
+    )
+    plans = candidates
+    if len(candidates) > MAX_PARTS:
+        plans, merged = candidates[: MAX_PARTS - 1], candidates[MAX_PARTS - 1 :]
         files = tuple(f for p in merged for f in p.files)
-        plans = [*kept, PartPlan(f"{len(merged)} smaller parts", root, files, True)]
+        names = ", ".join(p.name for p in merged[:3]) + (", …" if len(merged) > 3 else "")
+        plans.append(PartPlan(f"the rest ({names})", root, files, True, merged=True))
     big = [
         p
         for p in plans

@@ -127,12 +127,12 @@ class PathFinder:
         """Candidate entry points with their prior: named ones first, then the ranking's."""
         assert self._symbols is not None
         out: list[tuple[SymbolDef, float]] = []
-        named = [c.surface for c in retrieval.coverage.concepts if c.named]  # "Mount", `send`
-        for name in list(dict.fromkeys([*retrieval.analysis.symbols, *named]))[:3]:
+        said = [c.surface for c in retrieval.coverage.concepts if c.named]  # "Mount", `send`
+        for name in list(dict.fromkeys([*retrieval.analysis.symbols, *said]))[:3]:
             last = name.rsplit(".", 1)[-1]
             defs = self._symbols.definitions(last, repos=repos, limit=10)
-            named = [d for d in defs if d.kind in CALLABLE_KINDS and implementation(d.path)]
-            out.extend((d, NAMED_BONUS) for d in _matching(named, name)[:2])
+            found = [d for d in defs if d.kind in CALLABLE_KINDS and implementation(d.path)]
+            out.extend((d, NAMED_BONUS) for d in _matching(found, name)[:2])
         for rank, hit in enumerate(_code_hits(retrieval.hits)[:CANDIDATE_HITS]):
             for d in walk.definitions_in(hit.chunk):
                 out.append((d, 0.2 / (1 + rank)))

@@ -75,3 +75,31 @@ def test_each_step_is_quoted_once_and_cited_at_its_own_lines(
     labels = [line for line in text.split("\n") if line.startswith("**")]
     assert len(labels) == 3  # checkout, the gateway's charge, the signing
     assert all(", " not in line.split("`")[1] for line in labels)  # one definition each
+
+
+def test_the_model_reads_the_path_first(make_repo: object) -> None:
+    """With a model, the path's steps are sources 1, 2, 3 and the path is one of the facts."""
+    from tests.servers.openai_fake import FakeOpenAI
+    from tests.support.gitrepo import GitRepo
+
+    repo = make_repo("python")  # type: ignore[operator]
+    assert isinstance(repo, GitRepo)
+    for path in sorted((FIXTURES / "python").rglob("*")):
+        if path.is_file():
+            repo.write(str(path.relative_to(FIXTURES / "python")), path.read_text())
+    repo.commit("shop")
+    with FakeOpenAI() as fake:
+        settings = Settings(  # type: ignore[call-arg]
+            OPENAI_API_KEY="sk-test-123456",
+            OPENAI_BASE_URL=fake.base_url,
+            CODECITE_EMBED_MODEL="none",
+        )
+        core = Core.from_settings(settings, FileConfig())
+        core.index_repo(str(repo.path), name="python")
+        core.ask(QUESTION, CLI)
+        core.close()
+        prompt = fake.bodies("/chat/completions")[-1]["messages"][-1]["content"]
+    at = [line for line in prompt.split("\n") if line.startswith("<source-")]
+    assert "(Checkout.run)" in at[0] and "(PaymentGateway.charge)" in at[1]
+    assert "(sign_request)" in at[2]
+    assert "The call path for this question: `Checkout.run` [1]" in prompt
