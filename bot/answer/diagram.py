@@ -5,9 +5,10 @@ alt text) and a PNG drawn with Pillow, whose wheels bundle FreeType and a defaul
 so nothing is needed from the system. Pillow is imported only when a picture is drawn.
 
 The layout is layered: parts that nothing else here depends on sit at the top, and each
-part sits below the ones that use it (cycles broken by part order); within a layer the
-boxes follow their users' order. Only the strongest dependencies are drawn (`MAX_OUT`
-per part, one direction of a mutual pair), so the picture stays readable.
+part sits below the ones that use it (a cycle is cut where it returns to the parts that
+use most and are used least); within a layer the boxes follow their users' order. Only
+the strongest dependencies are drawn (`MAX_OUT` per part, one direction of a mutual
+pair), so the picture stays readable.
 """
 
 from __future__ import annotations
@@ -27,8 +28,12 @@ if TYPE_CHECKING:
 MAX_OUT = 3  # arrows drawn from one part
 ROLE_CHARS = 38  # a box's role line
 BOX_W, BOX_H, GAP_X, GAP_Y, MARGIN = 250, 62, 36, 64, 24
+LANE = 14  # the spacing of arrows that go round the boxes on the right
 TITLE_H = 34
 INK, FRAME, ENTRY, ARROW, PAPER = "#1f2328", "#8c959f", "#0969da", "#57606a", "#ffffff"
+
+
+Box = tuple[int, int, int, int]  # left, top, right, bottom
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +150,7 @@ def layers(d: Diagram) -> list[list[int]]:
 
 
 def _acyclic(n: int, edges: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """`edges` without those that close a cycle (found depth-first, in node order)."""
+    """`edges` without those that close a cycle (found depth-first, users first)."""
     out_of: dict[int, list[int]] = {}
     for a, b in edges:
         out_of.setdefault(a, []).append(b)
@@ -161,7 +166,9 @@ def _acyclic(n: int, edges: list[tuple[int, int]]) -> list[tuple[int, int]]:
                 visit(b)
         state[a] = 2
 
-    for a in range(n):
+    # From the parts that use most and are used least: a cycle is cut where it returns to them.
+    balance = [sum(b == i for _, b in edges) - sum(a == i for a, _ in edges) for i in range(n)]
+    for a in sorted(range(n), key=lambda i: (balance[i], i)):
         if state[a] == 0:
             visit(a)
     return [e for e in edges if e not in back]
@@ -172,24 +179,20 @@ def png(d: Diagram) -> bytes:
     from PIL import Image, ImageDraw, ImageFont  # a picture is rare: import it then
 
     rows = layers(d)
-    widest = max((len(r) for r in rows), default=1)
-    width = max(2 * MARGIN + widest * BOX_W + (widest - 1) * GAP_X, 360)
+    boxes = _boxes(rows)
+    detours = _detours(d.edges, boxes)
+    right = max((b[2] for b in boxes.values()), default=0)
+    width = max(right + MARGIN + LANE * len(detours), 360)
     height = 2 * MARGIN + TITLE_H + len(rows) * BOX_H + (len(rows) - 1) * GAP_Y
     image = Image.new("RGB", (width, height), PAPER)
     draw = ImageDraw.Draw(image)
     bold, small = ImageFont.load_default(size=15), ImageFont.load_default(size=12)
     draw.text((MARGIN, MARGIN), d.title, fill=INK, font=ImageFont.load_default(size=18))
-    boxes: dict[int, tuple[int, int, int, int]] = {}
-    for r, row in enumerate(rows):
-        span = len(row) * BOX_W + (len(row) - 1) * GAP_X
-        x0 = (width - span) // 2
-        y = MARGIN + TITLE_H + r * (BOX_H + GAP_Y)
-        for k, n in enumerate(row):
-            x = x0 + k * (BOX_W + GAP_X)
-            boxes[n] = (x, y, x + BOX_W, y + BOX_H)
     for a, b in d.edges:
-        if a in boxes and b in boxes and a != b:
+        if a in boxes and b in boxes and a != b and (a, b) not in detours:
             _arrow(draw, boxes[a], boxes[b])
+    for k, (a, b) in enumerate(detours):
+        _detour(draw, boxes[a], boxes[b], right + LANE * (k + 1))
     for n, (x1, y1, x2, y2) in boxes.items():
         node = d.nodes[n]
         frame, thick = (ENTRY, 3) if node.entry else (FRAME, 1)
@@ -201,14 +204,50 @@ def png(d: Diagram) -> bytes:
     return out.getvalue()
 
 
+def _boxes(rows: list[list[int]]) -> dict[int, Box]:
+    widest = max((len(r) for r in rows), default=1)
+    span_max = widest * BOX_W + (widest - 1) * GAP_X
+    boxes: dict[int, Box] = {}
+    for r, row in enumerate(rows):
+        span = len(row) * BOX_W + (len(row) - 1) * GAP_X
+        x0 = MARGIN + (span_max - span) // 2
+        y = MARGIN + TITLE_H + r * (BOX_H + GAP_Y)
+        for k, n in enumerate(row):
+            x = x0 + k * (BOX_W + GAP_X)
+            boxes[n] = (x, y, x + BOX_W, y + BOX_H)
+    return boxes
+
+
+def _detours(edges: Sequence[tuple[int, int]], boxes: dict[int, Box]) -> list[tuple[int, int]]:
+    """Arrows a straight line would draw behind another box: they go round, on the right."""
+    out = []
+    for a, b in edges:
+        if a not in boxes or b not in boxes or a == b:
+            continue
+        sx, dx = (boxes[a][0] + boxes[a][2]) / 2, (boxes[b][0] + boxes[b][2]) / 2
+        low, high = sorted((boxes[a][3], boxes[b][1]))
+        for n, (x1, y1, x2, y2) in boxes.items():
+            if n in (a, b) or not (low < y1 and y2 < high):
+                continue
+            t = ((y1 + y2) / 2 - low) / max(high - low, 1)
+            x = sx + (dx - sx) * t if boxes[a][3] <= boxes[b][1] else dx + (sx - dx) * t
+            if x1 - 4 <= x <= x2 + 4:
+                out.append((a, b))
+                break
+    return out
+
+
+def _detour(draw: ImageDraw, src: Box, dst: Box, lane: int) -> None:
+    sy, dy = (src[1] + src[3]) // 2, (dst[1] + dst[3]) // 2
+    draw.line([(src[2], sy), (lane, sy), (lane, dy), (dst[2], dy)], fill=ARROW, width=2)
+    draw.polygon([(dst[2], dy), (dst[2] + 9, dy - 4), (dst[2] + 9, dy + 4)], fill=ARROW)
+
+
 def _fit(draw: ImageDraw, text: str, font: FreeTypeFont | ImageFont) -> str:
     """`text` cut with an ellipsis to fit a box."""
     while text and draw.textlength(text, font=font) > BOX_W - 20:
         text = text[:-2].rstrip() + "…"
     return text
-
-
-Box = tuple[int, int, int, int]
 
 
 def _arrow(draw: ImageDraw, src: Box, dst: Box) -> None:
