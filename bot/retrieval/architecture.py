@@ -22,14 +22,15 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from threading import Lock
 
 from bot.errors import BotError
 from bot.index.base import Index
 from bot.models import RepoState
 from bot.retrieval.architecture_parts import PartPlan, plan_parts
 from bot.retrieval.architecture_roles import Role, definition_role, file_role, folder_role
+from bot.retrieval.commit_cache import CommitCache
 from bot.retrieval.howcalls import implementation
+from bot.retrieval.howpath import file_lines
 from bot.retrieval.repomap import RankedSymbols
 from bot.retrieval.symbol_facts import SymbolLookup
 from bot.symbols.model import SymbolDef
@@ -88,14 +89,11 @@ class ArchitectureReader:
     def __init__(self, index: Index, symbols: SymbolLookup | None) -> None:
         self._index = index
         self._symbols = symbols
-        self._cache: dict[tuple[str, str, str], Architecture] = {}
-        self._lock = Lock()
+        self._cache: CommitCache[Architecture] = CommitCache(CACHE_SIZE)
 
     def of(self, state: RepoState) -> Architecture | None:
         """The architecture of an indexed repository; None when its symbols are not current."""
-        key = (state.name, state.commit, state.indexed_at.isoformat())
-        with self._lock:
-            cached = self._cache.get(key)
+        cached = self._cache.get(state)
         if cached is not None:
             return cached
         table = self._symbols
@@ -106,10 +104,7 @@ class ArchitectureReader:
         except BotError as exc:
             log.warning("no architecture for %s: %s", state.name, exc.detail or exc.user_message)
             return None
-        with self._lock:
-            if len(self._cache) >= CACHE_SIZE:
-                self._cache.pop(next(iter(self._cache)))
-            self._cache[key] = built
+        self._cache.put(state, built)
         return built
 
 
@@ -134,10 +129,7 @@ class _Builder:
     def text(self, path: str) -> str:
         """A file's indexed text (its chunks joined in line order)."""
         if path not in self._texts:
-            lines: dict[int, str] = {}
-            for chunk in self._index.chunks_of(self._repo, path):
-                for offset, line in enumerate(chunk.text.split("\n")):
-                    lines.setdefault(chunk.start_line + offset, line)
+            lines = file_lines(self._index.chunks_of(self._repo, path))
             last = max(lines, default=0)
             self._texts[path] = "\n".join(lines.get(n, "") for n in range(1, last + 1))
         return self._texts[path]

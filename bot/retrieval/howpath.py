@@ -245,10 +245,7 @@ class _Walk:
         ]
         if not chunks:
             return None
-        lines: dict[int, str] = {}
-        for c in chunks:
-            for offset, line in enumerate(c.text.split("\n")):
-                lines.setdefault(c.start_line + offset, line)
+        lines = file_lines(chunks)
         start = max(d.start_line, min(lines))
         while start - 1 in lines and start > d.start_line - DOC_LINES and _doc(lines[start - 1]):
             start -= 1  # the comment above a definition says what it is for: part of it
@@ -260,6 +257,15 @@ class _Walk:
         found = self._wanted.intersection(path_tokens(source.path))
         found |= tokens_in(f"{source.symbol}\n{source.text}", self._wanted - found)
         return self._coverage.relevance(found)
+
+
+def file_lines(chunks: Sequence[Chunk]) -> dict[int, str]:
+    """The lines the chunks of one file hold, by the file's own line number."""
+    lines: dict[int, str] = {}
+    for c in chunks:
+        for offset, line in enumerate(c.text.split("\n")):
+            lines.setdefault(c.start_line + offset, line)
+    return lines
 
 
 def _doc(line: str) -> bool:
