@@ -72,6 +72,20 @@ def _uses(arch: Architecture, i: int) -> list[Edge]:
     return sorted((e for e in arch.edges if e.source == i), key=lambda e: -e.weight)[:MAX_USES]
 
 
+def entries_first(sources: Sequence[Source], entries: Sequence[Source]) -> list[Source]:
+    """Where reading starts (`entries`), then the sources that do not repeat them."""
+
+    def repeats(s: Source) -> bool:
+        return any(
+            (s.repo, s.path) == (e.repo, e.path)
+            and s.start_line <= e.end_line
+            and e.start_line <= s.end_line
+            for e in entries
+        )
+
+    return [*entries, *(s for s in sources if not repeats(s))]
+
+
 def architecture_facts(archs: Sequence[Architecture]) -> str:
     """The same facts for the model's prompt (the diagram's content, in words)."""
     lines = []

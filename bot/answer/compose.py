@@ -10,7 +10,11 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from bot.answer.architecture_answer import architecture_facts, diagram_attachment
+from bot.answer.architecture_answer import (
+    architecture_facts,
+    diagram_attachment,
+    entries_first,
+)
 from bot.answer.citations import resolve_citations
 from bot.answer.coverage import absent_words, excerpt_weights, explain_not_answered, not_covered
 from bot.answer.extractive import above_floor, extractive_answer
@@ -228,6 +232,9 @@ class Composer:
         path = self._how(question, retrieval)
         if path is not None:
             sources = how_sources(path, sources)
+        if archs and self.architecture is not None:
+            starts = [s for a in archs for s in self.architecture.entry_sources(a)]
+            sources = entries_first(sources, starts)
         sources = for_model(sources, retrieval.hits, excerpt_weights(retrieval))
         facts = facts_block(retrieval.symbols, sources)
         if path is not None:

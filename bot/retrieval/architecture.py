@@ -32,6 +32,7 @@ from bot.retrieval.commit_cache import CommitCache
 from bot.retrieval.howcalls import implementation
 from bot.retrieval.howpath import file_lines
 from bot.retrieval.repomap import RankedSymbols
+from bot.retrieval.retriever import Source
 from bot.retrieval.symbol_facts import SymbolLookup
 from bot.symbols.model import SymbolDef
 
@@ -41,6 +42,7 @@ MAX_FILES_READ = 400  # files whose chunks are read for dependencies
 LANDMARKS = 3  # most-referenced definitions named per part
 MAX_ROLE_FILES = 5  # a folder without docs of its own: files whose docstring may say its role
 MAX_ENTRIES = 4
+ENTRY_LINES = 30  # lines of an entry point shown to a model
 MIN_NAME = 4  # shorter names (`New`, `get`) say too little about a dependency
 CACHE_SIZE = 16
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
@@ -106,6 +108,25 @@ class ArchitectureReader:
             return None
         self._cache.put(state, built)
         return built
+
+    def entry_sources(self, arch: Architecture, lines: int = ENTRY_LINES) -> list[Source]:
+        """The code where reading starts: each entry point's first lines (its definition, or
+        the file's head), as sources a model can be shown."""
+        out: list[Source] = []
+        for e in arch.entries:
+            chunks = self._index.chunks_of(arch.repo, e.path)
+            if not chunks:
+                continue
+            text = file_lines(chunks)
+            first = e.definition.start_line if e.definition else min(text)
+            last = min(max(text), first + lines - 1)
+            if e.definition is not None:
+                last = min(last, e.definition.end_line)
+            body = "\n".join(text.get(n, "") for n in range(first, last + 1))
+            symbol = e.definition.symbol if e.definition else ""
+            language = chunks[0].language
+            out.append(Source(arch.repo, e.path, language, first, last, symbol, body, 0.0))
+        return out
 
 
 class _Builder:

@@ -113,3 +113,25 @@ def test_cli_map_writes_the_diagram(relay: Core, tmp_path: Any, capsys: Any) -> 
     err = capsys.readouterr().err
     assert "not 'relay.gif'" in err and "Could not write the diagram" in err
     assert "Traceback" not in err
+
+
+def test_the_model_reads_the_entry_point_first_and_the_parts_as_facts(make_repo: Any) -> None:
+    from tests.servers.openai_fake import FakeOpenAI
+
+    repo = build_layered_app(make_repo("relay"))
+    with FakeOpenAI() as fake:
+        settings = Settings(  # type: ignore[call-arg]
+            OPENAI_API_KEY="sk-test-123456",
+            OPENAI_BASE_URL=fake.base_url,
+            CODECITE_EMBED_MODEL="none",
+        )
+        core = Core.from_settings(settings, FileConfig())
+        core.index_repo(str(repo.path), name="relay")
+        answer = core.ask("where should I start reading in this project?", CLI)
+        core.close()
+        prompt = fake.bodies("/chat/completions")[-1]["messages"][-1]["content"]
+    first = next(line for line in prompt.split("\n") if line.startswith("<source-"))
+    assert 'at="relay: app/server.py:L' in first and "(main)" in first
+    assert "Architecture (exact, from the index" in prompt
+    assert "part `router.py`" in prompt and "uses handlers.py" in prompt
+    assert answer.attachments  # the picture goes with the model's answer too
