@@ -14,7 +14,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from bot.code.registry import SYNTAX_LANGUAGES
 from bot.models import FileEntry
 from bot.retrieval.howcalls import implementation
 from bot.symbols.model import SymbolDef
@@ -37,6 +36,8 @@ class PartPlan:
 
 def plan_parts(manifest: Mapping[str, FileEntry], ranked: Sequence[SymbolDef]) -> list[PartPlan]:
     """The parts, most important first; `ranked`: the most referenced definitions, best first."""
+    from bot.code.registry import SYNTAX_LANGUAGES  # late: it loads tree-sitter's grammars
+
     code = sorted(
         p for p, e in manifest.items() if e.language in SYNTAX_LANGUAGES and implementation(p)
     )
