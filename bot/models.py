@@ -235,6 +235,17 @@ AnswerMode = Literal["llm", "extractive", "empty"]
 
 
 @dataclass(frozen=True, slots=True)
+class Attachment:
+    """A file that goes with an answer (an architecture diagram), uploaded beside its text."""
+
+    filename: str  # "chi-architecture.png"
+    data: bytes
+    mime: str  # "image/png"
+    title: str
+    alt_text: str = ""  # the same content as text (the diagram's Mermaid source)
+
+
+@dataclass(frozen=True, slots=True)
 class Answer:
     """Markdown text whose citation labels (`path:L10-L42`) match `citations`."""
 
@@ -245,3 +256,4 @@ class Answer:
     timings: dict[str, float] = field(default_factory=dict)
     mode: AnswerMode = "llm"
     answer_id: str = ""  # its record for 👍/👎 feedback; "" when it could not be stored
+    attachments: tuple[Attachment, ...] = ()  # files shown with the text (a diagram)

@@ -198,6 +198,8 @@ def make_composer(
 ) -> Composer:
     """Retrieval and answers over `index` (the Core builds them for its first question)."""
     from bot.answer.compose import Composer
+    from bot.retrieval.architecture import ArchitectureReader
+    from bot.retrieval.howpath import PathFinder
     from bot.retrieval.retriever import Retriever
 
     retriever = Retriever(
@@ -209,7 +211,14 @@ def make_composer(
         # the symbol table, when there is one, answers "where is X defined / who calls X"
         symbols=symbols,
     )
-    return Composer(retriever, llm, pruner=pruner, max_tokens=settings.answer_max_tokens)
+    return Composer(
+        retriever,
+        llm,
+        pruner=pruner,
+        max_tokens=settings.answer_max_tokens,
+        paths=PathFinder(index, symbols),
+        architecture=ArchitectureReader(index, symbols),
+    )
 
 
 def make_expander(settings: Settings, llm: LLM | None) -> HydeExpander | None:

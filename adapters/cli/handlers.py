@@ -118,7 +118,13 @@ def cmd_search(core: Core, args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_map(core: Core, args: argparse.Namespace, console: Console) -> int:
-    print_answer(console, core.repo_map(args.repo, CLI), details=False)
+    answer = core.repo_map(args.repo, CLI)
+    if args.diagram is None:
+        print_answer(console, answer, details=False)
+        return 0
+    from adapters.cli.diagram import write_diagram
+
+    write_diagram(answer, args.diagram)
     return 0
 
 

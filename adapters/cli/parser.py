@@ -40,6 +40,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("map", help="the directory tree and most referenced symbols of the code")
     p.add_argument("repo", nargs="?", help="one repository (default: every indexed one)")
+    p.add_argument(
+        "--diagram",
+        nargs="?",
+        const="-",
+        metavar="FILE",
+        help="the architecture diagram: a .png picture, or Mermaid text (.mmd, or stdout)",
+    )
 
     sub.add_parser("status", help="what is indexed, at which commit, how fresh")
     sub.add_parser("repos", help="list the indexed repositories")

@@ -75,6 +75,9 @@ def print_footer(console: Console, answer: Answer, *, details: bool = True) -> N
         console.print()
         for fresh in answer.freshness:
             say(console, fresh.describe(), style="dim")
+    for picture in answer.attachments:  # chat shows it; a terminal points at it
+        hint = f"`codecite map <repo> --diagram {picture.filename}` draws it"
+        say(console, f"{picture.title}: {hint}", style="dim")
     if details:
         u = answer.usage
         total = answer.timings.get("total", 0.0)

@@ -17,7 +17,7 @@ from typing import Any
 from adapters.slack.mrkdwn import escape, link, to_mrkdwn
 from bot.answer.text import split_message
 from bot.commands import CONFIRM
-from bot.models import Answer, Citation
+from bot.models import Answer, Attachment, Citation
 
 SECTION_CHARS = 2900  # Slack's limit is 3,000; headroom for reopened code fences
 SECTIONS_PER_MESSAGE = 4  # ~12k characters: readable, far below 40,000
@@ -38,6 +38,7 @@ Block = dict[str, Any]
 class SlackMessage:
     text: str  # mrkdwn; the whole message, used alone when blocks are refused
     blocks: tuple[Block, ...] = ()
+    files: tuple[Attachment, ...] = ()  # uploaded into the message's thread once it is posted
 
 
 def render_answer(answer: Answer, *, answer_id: str = "", preface: str = "") -> list[SlackMessage]:
@@ -53,6 +54,7 @@ def render_answer(answer: Answer, *, answer_id: str = "", preface: str = "") -> 
         SlackMessage(
             text="\n\n".join(p for p in (*last, footer_text) if p),
             blocks=(*(_section(piece) for piece in last), *footer_blocks),
+            files=answer.attachments,
         )
     )
     return messages

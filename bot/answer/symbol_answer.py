@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bot.answer.architecture_answer import architecture_text
 from bot.answer.citations import Permalink, to_citation
 from bot.models import Citation, line_label
+from bot.retrieval.architecture import Architecture
 from bot.retrieval.dirtree import one_line
 from bot.retrieval.repomap import RenderedMap, RepoMap, render_maps
 from bot.retrieval.retriever import Source
@@ -55,7 +57,10 @@ def symbol_answer(
     return "\n\n".join(p for p in parts if p), cites.all()
 
 
-def map_answer(maps: Sequence[RepoMap], permalink: Permalink) -> tuple[str, tuple[Citation, ...]]:
+def map_answer(
+    maps: Sequence[RepoMap], permalink: Permalink, archs: Sequence[Architecture] = ()
+) -> tuple[str, tuple[Citation, ...]]:
+    """The map: each repository's parts and entry points (when known), then the tree."""
     rendered = render_maps(maps)
     cites = _Cites(permalink)
     for d in rendered.symbols:
@@ -64,7 +69,12 @@ def map_answer(maps: Sequence[RepoMap], permalink: Permalink) -> tuple[str, tupl
     intro += "symbols the rest of the code refers to most."
     if not any(m.top for m in maps):
         intro = "Here is a map of the indexed code (directories with file counts)."
-    return f"{intro}\n\n{rendered.text}", cites.all()
+    parts, part_cites = architecture_text(archs, permalink)
+    if parts:
+        intro = (
+            f"How the code is organised (the diagram shows who uses whom):\n\n{parts}\n\n{intro}"
+        )
+    return f"{intro}\n\n{rendered.text}", (*part_cites, *cites.all())
 
 
 def missing_note(facts: SymbolFacts | None) -> str:

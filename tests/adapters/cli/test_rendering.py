@@ -32,7 +32,7 @@ ANSWER = (
 )
 # The answer as written (the citation marker [1] becomes its lines), then the footer.
 PIPED = """\
-Retries live in `WebhookSender.retry_failed_webhooks` (shop/webhooks.py:L1-L28); \
+Retries live in `WebhookSender.retry_failed_webhooks` (shop/webhooks.py:L18-L28); \
 the package is shop/__init__.py, run as __main__.py.
 Markup stays text: [bold]not bold[/bold], /map [repo], [[repos]], :id: and **stars**.
 
@@ -44,7 +44,7 @@ Markup stays text: [bold]not bold[/bold], /map [repo], [[repos]], :id: and **sta
 ```
 
 Sources
-  shop/webhooks.py:L1-L28  (shop)
+  shop/webhooks.py:L18-L28  (shop)
 
 shop main@SHA, indexed WHEN
 llm answer in TIME; tokens USAGE
@@ -52,7 +52,7 @@ llm answer in TIME; tokens USAGE
 # The same on a 60-column terminal: prose wrapped at spaces, lists under their text.
 SCREEN = """\
 Retries live in `WebhookSender.retry_failed_webhooks`
-(shop/webhooks.py:L1-L28); the package is shop/__init__.py,
+(shop/webhooks.py:L18-L28); the package is shop/__init__.py,
 run as __main__.py.
 Markup stays text: [bold]not bold[/bold], /map [repo],
 [[repos]], :id: and **stars**.
@@ -67,7 +67,7 @@ Markup stays text: [bold]not bold[/bold], /map [repo],
 ```
 
 \x1b[1mSources\x1b[0m
-\x1b[2m  shop/webhooks.py:L1-L28  (shop)\x1b[0m
+\x1b[2m  shop/webhooks.py:L18-L28  (shop)\x1b[0m
 
 \x1b[2mshop main@SHA, indexed WHEN\x1b[0m
 \x1b[2mllm answer in TIME; tokens USAGE\x1b[0m
