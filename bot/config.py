@@ -300,6 +300,10 @@ def load_file_config(path: Path | None, platform_sections: Collection[str] = ())
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise ConfigError(f"Config file not found: {path}") from exc
+    except IsADirectoryError as exc:  # what a container engine mounts for a missing file
+        raise ConfigError(
+            f"Config file {path} is a directory, not a file: write codecite.toml there."
+        ) from exc
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"Config file {path} is not valid TOML: {exc}") from exc
     channels = data.get("channels", {})

@@ -19,8 +19,9 @@ from adapters.cli.parser import EXIT_FAILURE
 from adapters.cli.plain import say
 from adapters.cli.render import print_answer, print_report, print_streamed
 from adapters.cli.status import StatusLine
+from adapters.sections import PLATFORM_SECTIONS
 from bot.commands import CONFIRM, FORGET, Command, Syntax
-from bot.config import Settings
+from bot.config import Settings, load_file_config
 from bot.core import CLI, Core
 from bot.errors import BotError, ConfigError
 
@@ -225,9 +226,13 @@ def cmd_schedule(core: Core, args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_migrate(settings: Settings, console: Console) -> int:
-    """Run the database's schema migrations; needs no Core (a release step runs it alone)."""
+    """Run the database's schema migrations; needs no Core (a release step runs it alone).
+
+    codecite.toml is read first, as every process reads it: a release whose config is
+    broken fails here, with its one line, before any process of it starts."""
     from bot.store import migrate_database
 
+    load_file_config(settings.resolved_config_path(), PLATFORM_SECTIONS)
     url = settings.database
     if url is None:
         raise ConfigError(
