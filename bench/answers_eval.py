@@ -5,13 +5,15 @@ found", confidently wrong definitions, and whether other repositories change the
         --cases bench/cases/answers_outside.jsonl --out bench/results/answers_outside.json
 
 Each repository of the case file is materialised at its cases' commit (`git archive`) and
-indexed alone in a fresh data directory; every question is asked there with no keys (the
-extractive answer, `Core.answer(Question(text, scope=frozenset({name})))`). Then a second
-data directory holds the same tree under the same name plus an unrelated repository
-(`--unrelated owner/name` at its newest commit, or by default the next repository of the
-case file at its own commit), and every question is asked again, scoped the same way: an
-answer that differs (text or citations) counts as changed. The scoring rules are in
-bench/answer_scoring.py. Nothing is downloaded; clones come from --clones.
+indexed alone in a fresh data directory, under the name `codecite index <its URL>` gives it
+(`koajs/koa` -> `koa`: a question naming the repository names it as a team would). Every
+question is asked there with no keys (the extractive answer, `Core.answer(Question(text,
+scope=frozenset({name})))`). Then a second data directory holds the same tree under the
+same name plus an unrelated repository (`--unrelated owner/name` at its newest commit, or
+by default the next repository of the case file at its own commit), and every question is
+asked again, scoped the same way: an answer that differs (text or citations) counts as
+changed. The scoring rules are in bench/answer_scoring.py. Nothing is downloaded; clones
+come from --clones.
 
 PYTHONHASHSEED=0 makes two runs give the same answers: without it an excerpt's lines may
 differ between runs where candidates tie (one answer of 113 did), which is noise in a
@@ -38,7 +40,8 @@ from bench.answer_scoring import summary_row as row_of
 from bench.cases import CaseError, case_arguments, find_clone, head_commit, materialise
 from bench.common import median
 from bench.report import table
-from bench.systems import CodeciteSystem, index_name
+from bench.systems import CodeciteSystem
+from bot.ingest.sources import default_name
 from bot.models import Question
 
 DEFAULT_CASES = Path(__file__).resolve().parent / "cases" / "answers_outside.jsonl"
@@ -55,11 +58,19 @@ def parse_args(argv: Sequence[str] | None) -> Any:
     return ap.parse_args(argv)
 
 
+def index_name(repo: str) -> str:
+    """The name `codecite index https://github.com/<repo>` indexes it under."""
+    return default_name(f"https://github.com/{repo}")
+
+
 def plan_trees(cases: Sequence[AnswerCase], clones: Path, work: Path) -> dict[str, Tree]:
     """One tree per repository, at the commit its cases name."""
     commits: dict[str, set[str]] = {}
     for case in cases:
         commits.setdefault(case.repo, set()).add(case.commit)
+    names = [index_name(repo) for repo in commits]
+    if len(set(names)) < len(names):
+        raise CaseError(f"two repositories would be indexed under one name: {sorted(names)}")
     trees: dict[str, Tree] = {}
     for repo in sorted(commits):
         if len(commits[repo]) > 1:
@@ -78,7 +89,9 @@ def _tree(clones: Path, repo: str, commit: str | None, work: Path) -> Tree:
 
 def unrelated_for(repo: str, trees: dict[str, Tree], fixed: Tree | None) -> Tree:
     """The repository indexed beside `repo`: the fixed one, or the next in name order."""
-    if fixed is not None and fixed[0] != repo:
+    if fixed is not None and index_name(fixed[0]) == index_name(repo):
+        raise CaseError(f"{fixed[0]} and {repo} would be indexed under one name")
+    if fixed is not None:
         return fixed
     names = sorted(trees)
     other = names[(names.index(repo) + 1) % len(names)]
