@@ -90,8 +90,8 @@ class Verdict:
 
 
 def lead(text: str) -> str:
-    """The opening sentence, without markdown emphasis."""
-    stripped = text.lstrip().lstrip("*_>#` ").lstrip()
+    """The opening sentence, without markdown emphasis (and with plain apostrophes)."""
+    stripped = text.replace("\u2019", "'").lstrip().lstrip("*_>#` ").lstrip()
     return _LEAD_END.split(stripped, maxsplit=1)[0]
 
 
@@ -103,8 +103,8 @@ def is_not_found(reply: Reply) -> bool:
 
 
 def prose(text: str) -> str:
-    """The text before its first code block."""
-    return text.split("```", 1)[0]
+    """The text before its first code block (with plain apostrophes)."""
+    return text.split("```", 1)[0].replace("\u2019", "'")
 
 
 def asserts_definition(text: str) -> bool:

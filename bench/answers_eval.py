@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -35,8 +36,15 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.answer_cases import KINDS, AnswerCase, Span, load_answer_cases
-from bench.answer_scoring import SUMMARY_HEADER, Reply, Scored, lead, same_reply, score
-from bench.answer_scoring import summary_row as row_of
+from bench.answer_scoring import (
+    SUMMARY_HEADER,
+    Reply,
+    Scored,
+    lead,
+    same_reply,
+    score,
+    summary_row,
+)
 from bench.cases import CaseError, case_arguments, find_clone, head_commit, materialise
 from bench.common import median
 from bench.report import table
@@ -102,6 +110,7 @@ def unrelated_for(repo: str, trees: dict[str, Tree], fixed: Tree | None) -> Tree
 
 def ask_all(home: Path, indexed: Sequence[Tree], cases: Sequence[AnswerCase]) -> list[Any]:
     """Index `indexed` into a fresh data directory, then ask every case scoped to its repo."""
+    shutil.rmtree(home, ignore_errors=True)  # a --work kept from another run starts afresh
     system = CodeciteSystem(home)
     try:
         for repo, _, tree in indexed:
@@ -170,14 +179,14 @@ def _record(
 
 
 def by_kind(scored: Sequence[Scored]) -> list[list[Any]]:
-    rows = [[kind, *row_of([s for s in scored if s.case.kind == kind])] for kind in KINDS]
+    rows = [[kind, *summary_row([s for s in scored if s.case.kind == kind])] for kind in KINDS]
     rows = [r for r in rows if r[1] != "0"]
-    return [*rows, ["ALL", *row_of(scored)]]
+    return [*rows, ["ALL", *summary_row(scored)]]
 
 
 def by_repo(scored: Sequence[Scored]) -> list[list[Any]]:
     repos = sorted({s.case.repo for s in scored})
-    return [[repo, *row_of([s for s in scored if s.case.repo == repo])] for repo in repos]
+    return [[repo, *summary_row([s for s in scored if s.case.repo == repo])] for repo in repos]
 
 
 def latency(scored: Sequence[Scored]) -> dict[str, float]:

@@ -143,6 +143,7 @@ def test_not_found_is_read_from_the_opening_sentence_in_todays_and_other_words()
         "The indexed code has no function, class or method named `x` (it may be a variable).",
         "**The indexed code doesn't cover rate limits.** Nearest:",
         "I couldn't find anything about Kafka.",
+        "I couldn\u2019t find anything about Kafka.",
         "I could find no definition of `x`.",
         "Nothing in the indexed code matches this.",
     )
