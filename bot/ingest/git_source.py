@@ -34,6 +34,16 @@ class GitSource(Source):
         self._blobs = BlobReader(git)
         self._memo = MEMO
 
+    @property
+    def git(self) -> Git:
+        """The runner for this repository (its history is read through it)."""
+        return self._git
+
+    @property
+    def remote(self) -> RemoteURL | None:
+        """The clone's remote (blobs it lacks are fetched from there), None for a local one."""
+        return self._remote
+
     def close(self) -> None:
         super().close()
         self._blobs.close()
