@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from bot.index.pinecone.index import PineconeIndex
     from bot.retrieval.hyde import HydeExpander
     from bot.retrieval.prune import Pruner
-    from bot.store.base import StoreSet, HistoryRecords, SymbolTable
+    from bot.store.base import HistoryRecords, StoreSet, SymbolTable
 
 log = logging.getLogger(__name__)
 
@@ -196,9 +196,13 @@ def make_composer(
     *,
     expander: HydeExpander | None = None,
     pruner: Pruner | None = None,
+    history: HistoryRecords | None = None,
 ) -> Composer:
-    """Retrieval and answers over `index` (the Core builds them for its first question)."""
+    """Retrieval and answers over `index` (the Core builds them for its first question);
+    with `history`, history questions too (`bot.answer.history_answer`)."""
     from bot.answer.compose import Composer
+    from bot.answer.history_answer import HistoryAnswers
+    from bot.retrieval.history_search import CommitSearch
     from bot.retrieval.retriever import Retriever
 
     retriever = Retriever(
@@ -210,7 +214,18 @@ def make_composer(
         # the symbol table, when there is one, answers "where is X defined / who calls X"
         symbols=symbols,
     )
-    return Composer(retriever, llm, pruner=pruner, max_tokens=settings.answer_max_tokens)
+    answers = None
+    if history is not None:
+        answers = HistoryAnswers(
+            CommitSearch(history),
+            retriever,
+            llm,
+            symbols=symbols,
+            max_tokens=settings.answer_max_tokens,
+        )
+    return Composer(
+        retriever, llm, pruner=pruner, max_tokens=settings.answer_max_tokens, history=answers
+    )
 
 
 def make_expander(settings: Settings, llm: LLM | None) -> HydeExpander | None:

@@ -13,6 +13,7 @@ from dataclasses import replace
 from bot.answer.citations import resolve_citations
 from bot.answer.coverage import absent_words, excerpt_weights, explain_not_answered, not_covered
 from bot.answer.extractive import extractive_answer
+from bot.answer.history_answer import HistoryAnswers
 from bot.answer.permalinks import Permalinker
 from bot.answer.progress import Progress, Reporter, pruning, reading, searching, writing
 from bot.answer.prompts import NOT_ANSWERED, build_messages
@@ -40,14 +41,19 @@ class Composer:
         *,
         pruner: Pruner | None = None,
         max_tokens: int,
+        history: HistoryAnswers | None = None,
     ) -> None:
         self.retriever = retriever
         self.llm = llm
         self.pruner = pruner
         self.max_tokens = max_tokens
+        self.history = history  # history questions, and "last changed" on code citations
 
     def answer(self, question: Question, states: dict[str, RepoState]) -> Answer:
         """`states`: the indexed repositories in the question's scope (all when unscoped)."""
+        routed = self.history.route(question, states) if self.history else None
+        if routed is not None:
+            return routed
         started = time.perf_counter()
         retrieval = self._retrieve(question, states)
         answered_at = time.perf_counter()
@@ -66,6 +72,9 @@ class Composer:
         A stream that fails to start raises ServiceError as `answer` does. `progress`
         hears what is being done ("searching billing…") until the model starts writing.
         """
+        routed = self.history.route(question, states) if self.history else None
+        if routed is not None:
+            return AnswerStream.whole(routed)
         started = time.perf_counter()
         report = Reporter(progress)
         report(searching(analyze(retrieval_text(question))))
@@ -130,6 +139,8 @@ class Composer:
             [c.url for c in citations],
             "\n".join(s.text for s in retrieval.sources),
         )
+        if self.history is not None:
+            citations = self.history.annotate(citations, states)
         cited: set[str] = {c.repo for c in citations} or set(states)
         timings = {
             **retrieval.timings,

@@ -40,3 +40,29 @@ class Permalinker:
         return permalink(
             state.web_url, state.commit, source.path, source.start_line, source.end_line
         )
+
+
+def commit_link(web_url: str, sha: str) -> str:
+    """The commit's page on its host; "" when the repository has no web address."""
+    if not web_url or not sha:
+        return ""
+    web = web_url.rstrip("/")
+    host = (urlsplit(web).hostname or "").lower()
+    if host == "bitbucket.org":
+        return f"{web}/commits/{sha}"
+    if "gitlab" in host.split("."):
+        return f"{web}/-/commit/{sha}"
+    return f"{web}/commit/{sha}"
+
+
+def pull_request_link(web_url: str, number: int | None) -> str:
+    """The pull (merge) request's page, built from the remote URL alone (no API call)."""
+    if not web_url or not number:
+        return ""
+    web = web_url.rstrip("/")
+    host = (urlsplit(web).hostname or "").lower()
+    if host == "bitbucket.org":
+        return f"{web}/pull-requests/{number}"
+    if "gitlab" in host.split("."):
+        return f"{web}/-/merge_requests/{number}"
+    return f"{web}/pull/{number}"

@@ -26,8 +26,14 @@ from bot.ingest import trees
 from bot.ingest.clone import fetch_blobs, transport_args
 from bot.ingest.git import Git
 from bot.ingest.history_lines import Files, LineTracker
-from bot.ingest.history_log import RawCommit, add_merge_diffs, blob_ids, new_lines, read_commits
-from bot.ingest.history_log import shallow_commits
+from bot.ingest.history_log import (
+    RawCommit,
+    add_merge_diffs,
+    blob_ids,
+    new_lines,
+    read_commits,
+    shallow_commits,
+)
 from bot.ingest.hosting import RemoteURL
 from bot.ingest.secrets import scrub
 from bot.store.base import HistoryRecords, SymbolTable
@@ -182,7 +188,8 @@ class HistorySync:
                 for seq in seqs[:SYMBOLS_PER_DEFINITION]:
                     record = by_seq.get(seq)
                     if record is not None:
-                        found.setdefault(record.sha, []).append(definition.symbol)
+                        where = f"{f.path}::{definition.symbol}"
+                        found.setdefault(record.sha, []).append(where)
         return {sha: tuple(dict.fromkeys(names))[:50] for sha, names in found.items()}
 
 
@@ -254,9 +261,7 @@ def _record(commit: RawCommit, seq: int, tags: dict[str, list[str]]) -> CommitRe
     body = scrub(commit.body[:BODY_CHARS], "").text
     message = f"{subject}\n{body}"
     prs = _pull_requests(subject, body)
-    refs = tuple(
-        dict.fromkeys(int(n) for n in _REF.findall(message) if int(n) not in prs)
-    )[:20]
+    refs = tuple(dict.fromkeys(int(n) for n in _REF.findall(message) if int(n) not in prs))[:20]
     spans = new_lines(commit.diffs)
     ranges = ";".join(
         f"{path}:{','.join(f'{a}-{b}' for a, b in pairs[:20])}" for path, pairs in spans.items()
@@ -330,7 +335,9 @@ def _tag_records(git: Git, tags: dict[str, list[str]]) -> list[TagRecord]:
             if len(parts) == 2 and parts[1] == "commit"
         ]
         for i in range(0, len(present), 500):
-            listing = git.text("log", "--no-walk=unsorted", "--format=%H %ct", *present[i : i + 500])
+            listing = git.text(
+                "log", "--no-walk=unsorted", "--format=%H %ct", *present[i : i + 500]
+            )
             for line in listing.splitlines():
                 sha, _, ct = line.partition(" ")
                 times[sha] = int(ct) if ct.isdigit() else 0

@@ -100,7 +100,9 @@ def add_merge_diffs(git: Git, commits: Sequence[RawCommit]) -> None:
             commit.other_diffs[index] = diffs
 
 
-def blob_ids(git: Git, revisions: Sequence[str], *, max_count: int = 0, since_days: int = 0) -> set[str]:
+def blob_ids(
+    git: Git, revisions: Sequence[str], *, max_count: int = 0, since_days: int = 0
+) -> set[str]:
     """Every blob the diffs of these commits read, against every parent (for blobless
     clones, which fetch them first): a raw listing reads no blob."""
     args = ["log", "--topo-order", "-m", "--raw", "--no-renames", "--no-abbrev", "--format=%x1e"]
@@ -199,7 +201,11 @@ def _header_paths(rest: bytes) -> tuple[str, str]:
     if rest.startswith(b'"'):
         return "", ""  # quoted: the ---/+++ or rename lines name it
     size = (len(rest) - 5) // 2
-    if size > 0 and rest[: 2 + size] == b"a/" + rest[2 : 2 + size] and rest[2 + size :] == b" b/" + rest[2 : 2 + size]:
+    if (
+        size > 0
+        and rest[: 2 + size] == b"a/" + rest[2 : 2 + size]
+        and rest[2 + size :] == b" b/" + rest[2 : 2 + size]
+    ):
         path = rest[2 : 2 + size].decode("utf-8", "surrogateescape")
         return path, path
     return "", ""

@@ -60,7 +60,8 @@ class IngestOptions:
     token: str | None = None
     max_file_bytes: int = 1_000_000
     workers: int | None = None  # processes preparing files; None: one per core
-    history: HistoryOptions = HistoryOptions()  # how far back commits are recorded
+    # how far back commits are recorded (a frozen value: one default is shared safely)
+    history: HistoryOptions = HistoryOptions()  # noqa: RUF009
 
 
 @dataclass(frozen=True, slots=True)

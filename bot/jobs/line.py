@@ -294,6 +294,4 @@ def history_options(configured: RepoConfig | None) -> HistoryOptions:
     """A repository's history horizon from its codecite.toml table (defaults without one)."""
     if configured is None:
         return HistoryOptions()
-    return HistoryOptions(
-        configured.history, configured.history_commits, configured.history_days
-    )
+    return HistoryOptions(configured.history, configured.history_commits, configured.history_days)

@@ -64,7 +64,8 @@ _WHICH = re.compile(
 _SINCE = re.compile(
     r"\b(?:what|which|anything|list|show|summari[sz]e|tell me)\b[^?.!]*?"
     r"\b(?:changed|changes|is new|'s new|new in|happened|landed|merged|commits?)\b[^?.!]*?"
-    r"(?:\bsince\b|\bafter\b|\bbetween\b|\b(?:in|from) the (?:last|past)\b|\bover the (?:last|past)\b"
+    r"(?:\bsince\b|\bafter\b|\bbetween\b|\b(?:in|from) the (?:last|past)\b"
+    r"|\bover the (?:last|past)\b"
     r"|\bthis (?:week|month|year)\b|\blast (?:week|month|year|release|\d+ \w+)\b"
     r"|\brecently\b|\blately\b|\byesterday\b|\btoday\b)"
     r"|\b(?:recent|latest|last few)\s+(?:changes|commits)\b"
@@ -92,7 +93,9 @@ _RELATIVE = re.compile(
     r"(day|week|month|year)s?\b|\b(yesterday|today|this week|this month|this year)\b",
     re.IGNORECASE,
 )
-_SINCE_TAG = re.compile(r"\b(?:since|after|from)\s+(?:release\s+|version\s+|tag\s+)?([\w.+-]*\d[\w.+-]*)", re.I)
+_SINCE_TAG = re.compile(
+    r"\b(?:since|after|from)\s+(?:release\s+|version\s+|tag\s+)?([\w.+-]*\d[\w.+-]*)", re.I
+)
 _COUNTS = {"a": 1, "one": 1, "two": 2, "three": 3, "few": 3}
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
 
@@ -135,5 +138,5 @@ def _since_time(question: str, now: datetime) -> int:
         days = {"yesterday": 1, "today": 1, "this week": 7, "this month": 31, "this year": 366}
         return int((now - timedelta(days=days[word])).timestamp())
     count = relative.group(1) or "1"
-    number = _COUNTS.get(count.lower(), None) or (int(count) if count.isdigit() else 1)
+    number = _COUNTS.get(count.lower()) or (int(count) if count.isdigit() else 1)
     return int((now - timedelta(days=number * _UNIT_DAYS[relative.group(2).lower()])).timestamp())

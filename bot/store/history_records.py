@@ -130,7 +130,7 @@ class CommitRecord:
     paths: tuple[str, ...] = ()  # files it changed (vs its first parent), new names
     ranges: str = ""  # "path:1-4,9-9;path2:3-3": lines it changed, in its own coordinates
     excerpt: str = ""  # the first changed lines of its diff (scrubbed)
-    symbols: tuple[str, ...] = ()  # definitions whose current lines it last changed
+    symbols: tuple[str, ...] = ()  # `path::Class.method` whose current lines it changed
 
     @property
     def pr(self) -> int | None:

@@ -66,7 +66,9 @@ class HistorySQL:
             if f.runs:
                 conn.execute(self._lines, (repo, f.path, f.encode()))
             else:
-                conn.execute(f"DELETE FROM hist_lines WHERE repo = {m} AND path = {m}", (repo, f.path))
+                conn.execute(
+                    f"DELETE FROM hist_lines WHERE repo = {m} AND path = {m}", (repo, f.path)
+                )
         if update.tags or update.replace:
             conn.execute(f"DELETE FROM hist_tags WHERE repo = {m}", (repo,))
             for t in update.tags:
@@ -75,8 +77,7 @@ class HistorySQL:
 
     def commits(self, conn: Conn, repo: str) -> list[CommitRecord]:
         found = conn.execute(
-            f"SELECT {rows.COMMIT_COLUMNS} FROM hist_commits WHERE repo = {self.mark} "
-            "ORDER BY seq",
+            f"SELECT {rows.COMMIT_COLUMNS} FROM hist_commits WHERE repo = {self.mark} ORDER BY seq",
             (repo,),
         ).fetchall()
         return [rows.commit_from_row(r) for r in found]
@@ -102,7 +103,9 @@ class HistorySQL:
         ).fetchall()
         return [rows.tag_from_row(r) for r in found]
 
-    def pull_requests(self, conn: Conn, repo: str, numbers: Iterable[int]) -> dict[int, PullRequest]:
+    def pull_requests(
+        self, conn: Conn, repo: str, numbers: Iterable[int]
+    ) -> dict[int, PullRequest]:
         wanted = sorted(set(numbers))
         out: dict[int, PullRequest] = {}
         for i in range(0, len(wanted), IN_CHUNK):
@@ -129,4 +132,6 @@ class HistorySQL:
             conn.execute(f"DELETE FROM {table} WHERE repo = {self.mark}", (repo,))
 
     def repos(self, conn: Conn) -> list[str]:
-        return [str(r[0]) for r in conn.execute("SELECT repo FROM hist_heads ORDER BY repo").fetchall()]
+        return [
+            str(r[0]) for r in conn.execute("SELECT repo FROM hist_heads ORDER BY repo").fetchall()
+        ]

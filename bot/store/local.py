@@ -123,7 +123,8 @@ class LocalStores:
 
     @property
     def history(self) -> HistoryRecords:
-        from bot.store.history import FILENAME as HISTORY, SqliteHistory
+        from bot.store.history import FILENAME as HISTORY
+        from bot.store.history import SqliteHistory
 
         return self._part(HISTORY, lambda: SqliteHistory(self.home / HISTORY))
 

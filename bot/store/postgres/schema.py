@@ -176,7 +176,8 @@ MIGRATIONS: dict[int, tuple[str, tuple[str, ...]]] = {
                 PRIMARY KEY (repo, path)
             )""",
             """CREATE TABLE IF NOT EXISTS hist_tags (
-                repo TEXT NOT NULL, name TEXT NOT NULL, sha TEXT NOT NULL, committed BIGINT NOT NULL,
+                repo TEXT NOT NULL, name TEXT NOT NULL, sha TEXT NOT NULL,
+                committed BIGINT NOT NULL,
                 PRIMARY KEY (repo, name)
             )""",
             """CREATE TABLE IF NOT EXISTS hist_prs (
