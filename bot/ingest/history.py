@@ -22,7 +22,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot.errors import BotError
-from bot.ingest import trees
 from bot.ingest.clone import fetch_blobs, transport_args
 from bot.ingest.git import Git
 from bot.ingest.history_lines import Files, LineTracker
@@ -248,9 +247,14 @@ def _touched_paths(commits: Iterable[RawCommit]) -> list[str]:
 def _fetch_diff_blobs(access: GitAccess, revisions: Sequence[str], limit: int, days: int) -> None:
     """A blobless clone fetches every blob the diffs will read, before git reads them."""
     assert access.remote is not None
-    wanted = blob_ids(access.git, revisions, max_count=limit, since_days=days)
-    present = trees.blob_sizes(access.git, wanted)
-    missing = sorted(wanted - set(present))
+    wanted = sorted(blob_ids(access.git, revisions, max_count=limit, since_days=days))
+    # What the clone holds, listed without touching the promisor remote (asking about one
+    # missing object, cat-file and rev-list both try to fetch it, or die)
+    listing = access.git.run(
+        "cat-file", "--batch-all-objects", "--unordered", "--batch-check=%(objectname)"
+    )
+    present = set(listing.decode("ascii", "replace").split())
+    missing = [oid for oid in wanted if oid not in present]
     if missing:
         log.info("fetching %d blobs for the history diffs", len(missing))
         fetch_blobs(access.git, missing, access.remote)

@@ -86,8 +86,9 @@ def test_a_shallow_source_over_file_url_indexes_its_tip_without_a_process_storm(
     assert report.commit == repo.head()
     assert report.files == 3 and report.skipped == {}
     assert _cited_paths(core, "checkout_total cart price") >= {"shop/cart.py"}
-    # Bounded: a handful of our own git commands, and git started few of its own.
-    assert len(popen_argvs) <= 15, popen_argvs
+    # Bounded: a handful of our own git commands (the history's included: a raw listing, a
+    # presence check, a fetch, the log, the tags), and git started few of its own.
+    assert len(popen_argvs) <= 24, popen_argvs
     assert watch.peak <= 8 and len(watch.seen) <= 30
 
     # New commits reach the shallow source; the next ingest fetches them into the shallow clone.
