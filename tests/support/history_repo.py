@@ -43,7 +43,9 @@ def build(repo: GitRepo, start: int = 1_700_000_000) -> dict[str, str]:
     repo.write("pkg/core.py", text)
     shas["tweak"] = commit_as(repo, "Make f2 add twenty (#12)", "Bob", start + day)
     git(repo.path, "checkout", "-q", "-b", "side")
-    side = text.replace("y = x + 5", "y = x * 5").replace("    return y\n\n\ndef f6", "    return y + 0\n\n\ndef f6")
+    side = text.replace("y = x + 5", "y = x * 5").replace(
+        "    return y\n\n\ndef f6", "    return y + 0\n\n\ndef f6"
+    )
     repo.write("pkg/core.py", side)
     shas["side"] = commit_as(repo, "Multiply in f5, fix f5's return", "Cid", start + 2 * day)
     git(repo.path, "checkout", "-q", "main")
@@ -89,4 +91,4 @@ def git_last_change(path: Path, file: str, start: int, end: int) -> str:
 def ranges(lines: int, width: int = 4) -> list[tuple[int, int]]:
     """Every window of up to `width` lines, and the whole file."""
     spans = [(s, min(lines, s + w)) for s in range(1, lines + 1) for w in range(width)]
-    return sorted(set(spans + [(1, lines)]))
+    return sorted({*spans, (1, lines)})
