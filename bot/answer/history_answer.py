@@ -36,8 +36,14 @@ from bot.retrieval.retriever import COMMIT, Retrieval, Retriever, Source
 from bot.store.base import SymbolTable
 from bot.store.history_records import CommitRecord, FileLines
 
-_NAME = re.compile(r"`([^`\s]+)`|\b([A-Z][A-Za-z0-9]+|[a-z]+_[a-z0-9_]+)\b")
-_WORDS = frozenset({"Who", "When", "Why", "What", "Which", "How", "The", "Since", "I", "PR"})
+_NAME = re.compile(r"`([^`\s]+)`|\b([A-Za-z_][A-Za-z0-9_.]*[A-Za-z0-9_])\b")
+_WORDS = frozenset(
+    "who whom whose when why what which how the a an and or of to in on for by with since "
+    "last lately recently first ever did does do was were is are has have had it its this "
+    "that these those changed change changes modified touched wrote written edited added "
+    "removed introduced knows know owns commit commits pr pull request code function class "
+    "method file module part we they i me us".split()
+)
 LISTED = 8  # commits an extractive answer lists
 MODEL_COMMITS = 8  # commits a model sees
 MODEL_CODE = 4  # code sources beside them
@@ -194,9 +200,10 @@ class HistoryAnswers:
         places = self._defined(text, repos)
         if places:
             return places[:PLACES]
-        for rank, s in enumerate(retrieval.sources[:PLACES]):
-            if s.repo in repos:
-                places.append(CodePlace(s.repo, s.path, s.start_line, s.end_line, 1 / (1 + rank)))
+        for rank, hit in enumerate(retrieval.hits[:PLACES]):  # chunks: narrower than blocks
+            c = hit.chunk
+            if c.repo in repos:
+                places.append(CodePlace(c.repo, c.path, c.start_line, c.end_line, 1 / (1 + rank)))
         return places
 
     def _defined(self, text: str, repos: frozenset[str]) -> list[CodePlace]:
@@ -205,7 +212,9 @@ class HistoryAnswers:
         if self._symbols is None:
             return []
         words = [a or b for a, b in _NAME.findall(text)]
-        names = list(analyze(text).symbols) + [w.strip("()") for w in words if w not in _WORDS]
+        names = list(analyze(text).symbols) + [
+            w.strip("()") for w in words if w.lower() not in _WORDS and len(w) > 1
+        ]
         found: list[CodePlace] = []
         for name in list(dict.fromkeys(names))[:6]:
             defs = self._symbols.definitions(name, repos=repos, limit=10)

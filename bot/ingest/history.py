@@ -19,11 +19,12 @@ import logging
 import re
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bot.errors import BotError
 from bot.ingest.clone import fetch_blobs, transport_args
 from bot.ingest.git import Git
+from bot.ingest.github_prs import enrich_quietly
 from bot.ingest.history_lines import Files, LineTracker
 from bot.ingest.history_log import (
     RawCommit,
@@ -46,7 +47,7 @@ from bot.store.history_records import (
 
 log = logging.getLogger(__name__)
 
-DEFAULT_COMMITS = 2000  # sympy: about a year and a half, within the ingest budget (bench/)
+DEFAULT_COMMITS = 1000  # sympy: about ten months; what it costs: bench/history.py
 DEFAULT_DAYS = 0  # no limit by age unless set
 SYMBOLS_PER_DEFINITION = 3  # commits a definition's lines name as having changed them
 BODY_CHARS = 4000
@@ -61,6 +62,9 @@ class HistoryOptions:
     enabled: bool = True
     commits: int | None = None  # None: DEFAULT_COMMITS; 0: no limit
     days: int | None = None  # None: DEFAULT_DAYS; 0: no limit
+    # Pull-request titles from GitHub (`bot.ingest.github_prs`) when a token is given.
+    github_token: str = field(default="", repr=False)
+    github_api_url: str = "https://api.github.com"
 
     @property
     def max_commits(self) -> int:
@@ -91,6 +95,7 @@ class GitAccess:
 
     git: Git
     remote: RemoteURL | None
+    web_url: str = ""  # https address of the repository's host page, "" when unknown
 
 
 class HistorySync:
@@ -160,6 +165,12 @@ class HistorySync:
             replace=not incremental,
         )
         self._store.apply(update)
+        if options.github_token and access.web_url:
+            numbers = [r.pr for r in records if r.pr]
+            enrich_quietly(
+                self._store, self._repo, access.web_url, numbers,
+                options.github_token, options.github_api_url,
+            )  # fmt: skip
         return HistoryReport(
             commits_added=len(records),
             commits=total,
@@ -206,7 +217,7 @@ def record_history(
 
     if store is None or not isinstance(source, GitSource) or not source.checkout.commit:
         return None
-    access = GitAccess(source.git, source.remote)
+    access = GitAccess(source.git, source.remote, source.checkout.web_url)
     try:
         return HistorySync(store, repo, symbols).run(access, source.checkout.commit, options)
     except BotError as exc:

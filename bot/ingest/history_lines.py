@@ -14,8 +14,9 @@ the hunk positions are enough. `bot.store.history_records` reads the states back
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from bot.ingest.history_log import FileDiff, Hunk, RawCommit
 from bot.store.history_records import HISTORY_KEEP, MARKS_KEEP, OLD, LineState
@@ -107,7 +108,8 @@ def _copy(old: Sequence[LineState], start: int, end: int, new: list[LineState], 
         return gap
     part = _slice(old, start, end)
     if gap:
-        part[0] = replace(part[0], gap=max(gap, part[0].gap))
+        first = part[0]
+        part[0] = LineState(first.hist, max(gap, first.gap), first.marks)
     new.extend(part)
     return 0
 
@@ -133,14 +135,16 @@ def _merged(
     lines: list[LineState], diff: FileDiff, commit: RawCommit, parents: Sequence[Files], seq: int
 ) -> list[LineState]:
     """A merge's file: lines new against its first parent take the state of another parent
-    that has them, and every line records which parents it differs from."""
-    own = _added(diff.hunks)  # 0-based indices of lines that differ from the first parent
+    that has them, and lines that differ from some parents record which (`marks`).
+    Only the lines a diff names are visited: merges of big files stay cheap."""
     result = list(lines)
-    gaps = {i for i, state in enumerate(result) if state.gap == seq and i not in own}
+    own = {i for i in _added(diff.hunks) if i < len(result)}  # differ from the first parent
+    gaps = {c for _, _, c, d in diff.hunks if d == 0 and c < len(result) and c not in own}
     for i in gaps:  # a deletion against the first parent: the merge's only if no parent has it
-        result[i] = replace(result[i], gap=0)
-    first_differs = own | gaps
-    differs: dict[int, set[int]] = {i: {0} for i in first_differs}
+        state = result[i]
+        result[i] = LineState(state.hist, 0, state.marks)
+    first = own | gaps
+    differs: dict[int, set[int]] = {i: {0} for i in first}
     taken: set[int] = set()
     for index in range(1, len(commit.parents)):
         other = next(
@@ -148,22 +152,25 @@ def _merged(
         )
         source_path = diff.new_path if other is None else other.old_path
         source = parents[index].get(source_path, []) if source_path else []
-        mapping = _line_map(other.hunks if other is not None else [], len(result))
-        for i, mapped in enumerate(mapping):
-            if mapped is None:
-                differs.setdefault(i, set()).add(index)
-            elif i in first_differs and i not in taken:
-                result[i] = source[mapped - 1] if mapped - 1 < len(source) else OLD
-                taken.add(i)
+        hunks = other.hunks if other is not None else []
+        changed = {i for i in _added(hunks) if i < len(result)}
+        for i in changed:
+            differs.setdefault(i, set()).add(index)
+        mapper = _LineMap(hunks)
+        for i in sorted(first - taken - changed):
+            mapped = mapper.line(i + 1)
+            result[i] = source[mapped - 1] if 0 < mapped <= len(source) else OLD
+            taken.add(i)
     for i in gaps - taken:
-        result[i] = replace(result[i], gap=seq)
+        state = result[i]
+        result[i] = LineState(state.hist, seq, state.marks)
     parents_count = len(commit.parents)
     for i, sides in differs.items():
         if len(sides) >= parents_count:
             continue  # no parent has the line: it is the merge's own (already recorded)
         state = result[i]
         marks = tuple(sorted({*state.marks, *((seq, s) for s in sides)}, reverse=True))
-        result[i] = replace(state, marks=marks[:MARKS_KEEP])
+        result[i] = LineState(state.hist, state.gap, marks[:MARKS_KEEP])
     return result
 
 
@@ -171,21 +178,18 @@ def _added(hunks: Sequence[Hunk]) -> set[int]:
     return {i for _, _, c, d in hunks for i in range(c - 1, c - 1 + d)}
 
 
-def _line_map(hunks: Sequence[Hunk], count: int) -> list[int | None]:
-    """For new lines 1..count: the other side's number where the diff left it alone."""
-    mapping: list[int | None] = []
-    delta = 0
-    line = 1
-    for _, b, c, d in hunks:
-        first_new = c if d > 0 else c + 1
-        while line < first_new and line <= count:
-            mapping.append(line + delta)
-            line += 1
-        while d > 0 and line <= c + d - 1 and line <= count:
-            mapping.append(None)
-            line += 1
-        delta += b - d
-    while line <= count:
-        mapping.append(line + delta)
-        line += 1
-    return mapping
+class _LineMap:
+    """New line -> the other side's number, for lines a diff left alone (bisect on hunks)."""
+
+    def __init__(self, hunks: Sequence[Hunk]) -> None:
+        self._starts: list[int] = []  # first new line after each hunk's own lines
+        self._deltas: list[int] = []  # old - new for lines from there on
+        delta = 0
+        for _, b, c, d in hunks:
+            delta += b - d
+            self._starts.append(c + d if d > 0 else c + 1)
+            self._deltas.append(delta)
+
+    def line(self, new: int) -> int:
+        at = bisect_right(self._starts, new) - 1
+        return new + (self._deltas[at] if at >= 0 else 0)

@@ -23,7 +23,7 @@ Hunk = tuple[int, int, int, int]  # old start, old count, new start, new count (
 EXCERPT_LINES = 24
 EXCERPT_WIDTH = 160
 MERGE_THREADS = 3  # diff-trees of merges at once (git.py caps all git processes at 4)
-PATHS_PER_CALL = 400  # a merge touching more files is diffed in several calls
+MERGES_PER_CALL = 200  # merges one diff-tree compares with their other parents
 
 _DIFF_OPTIONS = (
     "-p", "-U0", "-M", "--no-color", "--no-ext-diff", "--no-textconv",
@@ -31,6 +31,7 @@ _DIFF_OPTIONS = (
 )  # fmt: skip
 _CONFIG = ("-c", "core.quotePath=false", "-c", "diff.noprefix=false", "-c", "log.showRoot=true")
 _FORMAT = "--format=%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%at%x1f%ct%x1f%s%x1f%b%x1d"
+_OBJECT_ID = re.compile(rb"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
 
@@ -73,31 +74,59 @@ def read_commits(
 
 def add_merge_diffs(git: Git, commits: Sequence[RawCommit]) -> None:
     """Fill each merge's diffs against its other parents, for the files that differ from
-    its first parent."""
-    work = [
-        (commit, index)
-        for commit in commits
-        for index in range(1, len(commit.parents))
-        if commit.diffs
-    ]
-    if not work:
-        return
+    its first parent (nothing else can matter). A raw comparison first (trees only, no
+    blob is read) finds the files that differ from that parent too; only those are diffed.
+    Both are one `diff-tree --stdin` per batch of merges."""
+    work = [(c, i) for c in commits for i in range(1, len(c.parents)) if c.diffs]
+    batches = [work[i : i + MERGES_PER_CALL] for i in range(0, len(work), MERGES_PER_CALL)]
 
-    def diff(job: tuple[RawCommit, int]) -> list[FileDiff]:
-        commit, index = job
-        paths = sorted({p for d in commit.diffs for p in (d.old_path, d.new_path) if p})
-        found: list[FileDiff] = []
-        for i in range(0, len(paths), PATHS_PER_CALL):
-            out = git.run(
-                *_CONFIG, "diff-tree", "-r", *_DIFF_OPTIONS, commit.parents[index], commit.sha,
-                "--", *(f":(literal){p}" for p in paths[i : i + PATHS_PER_CALL]),
-            )  # fmt: skip
-            found += parse_patch(out.split(b"\n"))[0]
-        return found
+    def diff(batch: list[tuple[RawCommit, int]]) -> list[list[FileDiff]]:
+        wanted = [{p for d in c.diffs for p in (d.old_path, d.new_path) if p} for c, _ in batch]
+        differ = _differing(git, batch, set().union(*wanted))
+        paths = set().union(*(w & d for w, d in zip(wanted, differ, strict=True)))
+        if not paths:
+            return [[] for _ in batch]
+        out = _diff_tree(git, batch, paths, _DIFF_OPTIONS)
+        return [parse_patch(block)[0] for block in _blocks(out.split(b"\n"))]
 
     with ThreadPoolExecutor(MERGE_THREADS, thread_name_prefix="history-merge") as pool:
-        for (commit, index), diffs in zip(work, pool.map(diff, work), strict=True):
-            commit.other_diffs[index] = diffs
+        for batch, found in zip(batches, pool.map(diff, batches), strict=True):
+            for (commit, index), diffs in zip(batch, found, strict=False):
+                commit.other_diffs[index] = diffs
+
+
+def _diff_tree(
+    git: Git, batch: Sequence[tuple[RawCommit, int]], paths: Iterable[str], options: Sequence[str]
+) -> bytes:
+    request = "".join(f"{c.sha} {c.parents[i]}\n" for c, i in batch).encode("ascii")
+    return git.run(
+        *_CONFIG, "diff-tree", "--stdin", "--always", "-r", *options,
+        "--", *(f":(literal){p}" for p in sorted(paths)), input=request,
+    )  # fmt: skip
+
+
+def _differing(git: Git, batch: Sequence[tuple[RawCommit, int]], paths: set[str]) -> list[set[str]]:
+    """Per merge of `batch`, the files among `paths` that differ from that parent."""
+    out = _diff_tree(git, batch, paths, ("--raw", "--no-renames", "--no-abbrev"))
+    found: list[set[str]] = []
+    for block in _blocks(out.split(b"\n")):
+        names = set()
+        for line in block:
+            if line.startswith(b":") and b"\t" in line:
+                names.add(_path(line.split(b"\t", 1)[1]) or "")
+        found.append(names)
+    return found + [set() for _ in range(len(batch) - len(found))]
+
+
+def _blocks(lines: Sequence[bytes]) -> list[list[bytes]]:
+    """`diff-tree --stdin` output cut at each commit line (a bare object id)."""
+    blocks: list[list[bytes]] = []
+    for line in lines:
+        if _OBJECT_ID.match(line):
+            blocks.append([])
+        elif blocks:
+            blocks[-1].append(line)
+    return blocks
 
 
 def blob_ids(

@@ -19,7 +19,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TypeVar
 
@@ -246,10 +246,14 @@ class IngestLine:
             branch=branch or (configured.branch if configured else None) or None,
             include=configured.include if configured else (),
             exclude=configured.exclude if configured else (),
-            token=settings.github_token.get_secret_value() if settings.github_token else None,
+            token=options_token(settings) or None,
             max_file_bytes=settings.max_file_bytes,
             workers=settings.ingest_workers,
-            history=history or history_options(configured),
+            history=replace(
+                history or history_options(configured),
+                github_token=options_token(settings),
+                github_api_url=settings.github_api_url,
+            ),
         )
         children = self._children
         if children is not None:
@@ -295,3 +299,7 @@ def history_options(configured: RepoConfig | None) -> HistoryOptions:
     if configured is None:
         return HistoryOptions()
     return HistoryOptions(configured.history, configured.history_commits, configured.history_days)
+
+
+def options_token(settings: Settings) -> str:
+    return settings.github_token.get_secret_value() if settings.github_token else ""
