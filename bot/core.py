@@ -17,7 +17,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from bot import commands, wiring
+from bot import commands, history_commands, wiring
 from bot.commands import PLAIN, Command, CommandResult, Syntax
 from bot.config import ChannelConfig, FileConfig, Settings, load_file_config, load_settings
 from bot.context import CLI, Context
@@ -38,11 +38,9 @@ from bot.store.base import CommandHashes, EventClaims, FeedbackRecords, SymbolTa
 from bot.store.records import FeedbackRow
 
 if TYPE_CHECKING:  # built on first use (see __init__): `status` imports none of them
-    from bot.answer.history_log import LogResult
     from bot.answer.streaming import AnswerStream
     from bot.jobs import IngestLine, JobRunner, Notice, Outcome
     from bot.jobs.upkeep import Upkeep
-    from bot.retrieval.history_search import CommitHit
     from bot.retrieval.hyde import HydeExpander
     from bot.retrieval.prune import Pruner
     from bot.retrieval.retriever import Retriever
@@ -54,7 +52,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-class Core:
+class Core(history_commands.HistoryCommands):
     """The facade adapters talk to: its methods and the frozen values they return.
 
     The collaborators kept as attributes (`index`, `symbols`, `feedback`, `runs`, `llm`,
@@ -90,15 +88,8 @@ class Core:
         # Built by first use, so `status` never imports retrieval or ingest (tree-sitter).
         self._answers = Once(
             lambda: wiring.make_composer(
-                settings,
-                index,
-                llm,
-                embedder,
-                self.symbols,
-                expander=expander,
-                pruner=pruner,
-                history=self.stores.history,
-            )
+                settings, index, llm, embedder, self.symbols, expander=expander, pruner=pruner
+            ).with_history(self.stores.history)
         )
         self._upkeep = Once(self._new_upkeep)
         self.index_repo = deferred(lambda: self._ingest.index_repo)  # `codecite index`
@@ -266,24 +257,6 @@ class Core:
         in_scope = None if scope is None else frozenset(self._states(scope))
         limit = self._config.limits.max_question_chars
         return self._answers.get().retriever.search(validated(text, limit), in_scope, top_k=top_k)
-
-    def search_commits(
-        self, text: str, ctx: Context, *, repos: frozenset[str] | None = None, top_k: int = 10
-    ) -> list[CommitHit]:
-        """Commit hits for a history question in ctx's scope ([] for a code question)."""
-        scope = narrowed(scope_for(self._config, ctx), repos)
-        limit = self._config.limits.max_question_chars
-        history = self._answers.get().history
-        text = validated(text, limit)
-        return history.commit_hits(text, self._states(scope), top_k) if history else []
-
-    def history_log(self, repo: str, target: str, ctx: Context, *, limit: int = 30) -> LogResult:
-        """`codecite log`: the recorded commits that touched a path or symbol of `repo`."""
-        scope = narrowed(scope_for(self._config, ctx), frozenset({repo}))
-        history = self._answers.get().history
-        if history is None:
-            raise BotError("No history is recorded here.")
-        return history.log(repo, target, self._states(scope), limit=limit)
 
     def scope_for(self, ctx: Context) -> frozenset[str] | None:
         """The repositories `ctx` may see; None means every indexed repository."""

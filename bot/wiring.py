@@ -196,13 +196,10 @@ def make_composer(
     *,
     expander: HydeExpander | None = None,
     pruner: Pruner | None = None,
-    history: HistoryRecords | None = None,
 ) -> Composer:
-    """Retrieval and answers over `index` (the Core builds them for its first question);
-    with `history`, history questions too (`bot.answer.history_answer`)."""
+    """Retrieval and answers over `index` (the Core builds them for its first question;
+    `Composer.with_history` adds history questions)."""
     from bot.answer.compose import Composer
-    from bot.answer.history_answer import HistoryAnswers
-    from bot.retrieval.history_search import CommitSearch
     from bot.retrieval.retriever import Retriever
 
     retriever = Retriever(
@@ -214,17 +211,8 @@ def make_composer(
         # the symbol table, when there is one, answers "where is X defined / who calls X"
         symbols=symbols,
     )
-    answers = None
-    if history is not None:
-        answers = HistoryAnswers(
-            CommitSearch(history),
-            retriever,
-            llm,
-            symbols=symbols,
-            max_tokens=settings.answer_max_tokens,
-        )
     return Composer(
-        retriever, llm, pruner=pruner, max_tokens=settings.answer_max_tokens, history=answers
+        retriever, llm, pruner=pruner, max_tokens=settings.answer_max_tokens, symbols=symbols
     )
 
 

@@ -20,11 +20,14 @@ from bot.answer.prompts import NOT_ANSWERED, build_messages
 from bot.answer.safety import make_safe
 from bot.answer.streaming import AnswerStream, ended
 from bot.answer.symbol_answer import facts_block, map_answer, missing_note, symbol_answer
+from bot.errors import BotError
 from bot.llm.chat import LLM, Completion, Message
 from bot.models import Answer, AnswerMode, Citation, Freshness, Question, RepoState, Usage
+from bot.retrieval.history_search import CommitSearch
 from bot.retrieval.prune import Pruner
 from bot.retrieval.query import analyze
 from bot.retrieval.retriever import Retrieval, Retriever, Source
+from bot.store.base import HistoryRecords, SymbolTable
 from bot.text.counting import count_tokens
 
 FOLLOW_UP_CHARS = 200  # a question shorter than this may lean on the previous one
@@ -42,12 +45,28 @@ class Composer:
         pruner: Pruner | None = None,
         max_tokens: int,
         history: HistoryAnswers | None = None,
+        symbols: SymbolTable | None = None,
     ) -> None:
         self.retriever = retriever
         self.llm = llm
         self.pruner = pruner
         self.max_tokens = max_tokens
         self.history = history  # history questions, and "last changed" on code citations
+        self._symbols = symbols
+
+    def with_history(self, store: HistoryRecords) -> Composer:
+        """This composer, answering history questions from `store` too."""
+        self.history = HistoryAnswers(
+            CommitSearch(store), self.retriever, self.llm,
+            symbols=self._symbols, max_tokens=self.max_tokens,
+        )  # fmt: skip
+        return self
+
+    def history_answers(self) -> HistoryAnswers:
+        """The history side (BotError when this composer has none)."""
+        if self.history is None:
+            raise BotError("No history is recorded here.")
+        return self.history
 
     def answer(self, question: Question, states: dict[str, RepoState]) -> Answer:
         """`states`: the indexed repositories in the question's scope (all when unscoped)."""

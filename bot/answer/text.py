@@ -107,8 +107,9 @@ def citation_note(c: Citation, fmt: LinkFormat) -> str:
     pr = (fmt(f"#{ref.pr}", ref.pr_url) if ref.pr_url else f"#{ref.pr}") if ref.pr else ""
     if c.kind == "commit":
         subject = ref.subject[:120]
-        tail = f" ({pr})" if pr and f"#{ref.pr}" not in subject else ""
-        return f" · {ref.date} · {ref.author} · {subject}{tail}"
+        if pr and f"#{ref.pr}" in subject:  # "Merge pull request #34", "Add x (#34)": linked
+            return f" · {ref.date} · {ref.author} · {subject.replace(f'#{ref.pr}', pr, 1)}"
+        return f" · {ref.date} · {ref.author} · {subject}{f' ({pr})' if pr else ''}"
     if not ref.sha:
         return f" · {ref.note}"
     sha = fmt(ref.sha[:8], ref.url) if ref.url else ref.sha[:8]

@@ -96,6 +96,7 @@ class GitAccess:
     git: Git
     remote: RemoteURL | None
     web_url: str = ""  # https address of the repository's host page, "" when unknown
+    lacking: frozenset[str] = frozenset()  # blobs the remote already refused (not asked again)
 
 
 class HistorySync:
@@ -166,7 +167,8 @@ class HistorySync:
         )
         self._store.apply(update)
         if options.github_token and access.web_url:
-            numbers = [r.pr for r in records if r.pr]
+            # every recorded number not cached yet: one refused or rate-limited before too
+            numbers = [c.pr for c in self._store.commits(self._repo) if c.pr]
             enrich_quietly(
                 self._store, self._repo, access.web_url, numbers,
                 options.github_token, options.github_api_url,
@@ -217,7 +219,7 @@ def record_history(
 
     if store is None or not isinstance(source, GitSource) or not source.checkout.commit:
         return None
-    access = GitAccess(source.git, source.remote, source.checkout.web_url)
+    access = GitAccess(source.git, source.remote, source.checkout.web_url, source.lacking)
     try:
         return HistorySync(store, repo, symbols).run(access, source.checkout.commit, options)
     except BotError as exc:
@@ -265,7 +267,7 @@ def _fetch_diff_blobs(access: GitAccess, revisions: Sequence[str], limit: int, d
         "cat-file", "--batch-all-objects", "--unordered", "--batch-check=%(objectname)"
     )
     present = set(listing.decode("ascii", "replace").split())
-    missing = [oid for oid in wanted if oid not in present]
+    missing = [oid for oid in wanted if oid not in present and oid not in access.lacking]
     if missing:
         log.info("fetching %d blobs for the history diffs", len(missing))
         fetch_blobs(access.git, missing, access.remote)

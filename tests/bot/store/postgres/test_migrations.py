@@ -136,7 +136,7 @@ def test_symbol_rows_of_schema_6_upgrade_in_place(
             (b"\x00\x00\x00\x00\x01\x00\x00\x00", b"\x0b\x00\x00\x00"),  # line 5, a call
         )
     monkeypatch.undo()
-    assert migrate_database(database_url)[0] == [7]
+    assert migrate_database(database_url)[0] == [v for v in sorted(MIGRATIONS) if v > 6]
     _, statements = MIGRATIONS[7]
     with psycopg.connect(database_url) as conn:
         for statement in statements:  # rerunnable
