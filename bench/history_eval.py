@@ -92,6 +92,10 @@ def main() -> None:
             for d in core.symbols.file_facts(name, [p])[p].definitions
         ]
         defs = [d for d in defs if "." not in d.symbol and not d.path.startswith("tests")]
+        # a name defined once: "who last changed X" then means one thing (namesakes in
+        # stubs and typing examples would make the gold a coin toss)
+        scope = frozenset({name})
+        defs = [d for d in defs if len(core.symbols.definitions(d.symbol, repos=scope)) == 1]
         for d in rng.sample(defs, min(args.per_repo, len(defs))):
             gold = subprocess.run(
                 ["git", "-C", str(source), "log", "-1", "--format=%H",
