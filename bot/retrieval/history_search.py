@@ -21,7 +21,7 @@ from bot.store.history_records import CommitRecord, FileLines, HistoryHead, TagR
 from bot.text.tokens import code_tokens, path_tokens, query_terms
 
 K1, B = 1.2, 0.6
-CODE_WEIGHT = 0.25  # a commit that changed the code found for the question, at full strength
+CODE_WEIGHT = 0.6  # a commit that changed the code found for the question, at full strength
 RECENCY_WEIGHT = 0.05  # ties between equally matching commits go to the newer
 
 
