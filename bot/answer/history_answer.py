@@ -188,7 +188,7 @@ class HistoryAnswers:
     ) -> tuple[list[CommitHit], str]:
         """The commits that answer, best first, and (for "since") the summary by area."""
         if intent.kind == "since":
-            return self._since(text, intent, corpora, places)
+            return self._since(intent, corpora)
         if intent.kind in ("who", "log") or intent.last:
             touching = self._touching(places, corpora)
             if touching:
@@ -238,11 +238,7 @@ class HistoryAnswers:
         return []
 
     def _since(
-        self,
-        text: str,
-        intent: HistoryIntent,
-        corpora: dict[str, CommitCorpus],
-        places: Sequence[CodePlace],
+        self, intent: HistoryIntent, corpora: dict[str, CommitCorpus]
     ) -> tuple[list[CommitHit], str]:
         hits: list[CommitHit] = []
         summaries: list[str] = []

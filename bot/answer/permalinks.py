@@ -44,25 +44,23 @@ class Permalinker:
 
 def commit_link(web_url: str, sha: str) -> str:
     """The commit's page on its host; "" when the repository has no web address."""
-    if not web_url or not sha:
-        return ""
-    web = web_url.rstrip("/")
-    host = (urlsplit(web).hostname or "").lower()
-    if host == "bitbucket.org":
-        return f"{web}/commits/{sha}"
-    if "gitlab" in host.split("."):
-        return f"{web}/-/commit/{sha}"
-    return f"{web}/commit/{sha}"
+    return _page(web_url, sha, ("commits", "-/commit", "commit"))
 
 
 def pull_request_link(web_url: str, number: int | None) -> str:
     """The pull (merge) request's page, built from the remote URL alone (no API call)."""
-    if not web_url or not number:
+    return _page(web_url, str(number or ""), ("pull-requests", "-/merge_requests", "pull"))
+
+
+def _page(web_url: str, what: str, kinds: tuple[str, str, str]) -> str:
+    """`web_url/<kind>/<what>`, the kind by host: Bitbucket, GitLab, else GitHub's form."""
+    if not web_url or not what:
         return ""
     web = web_url.rstrip("/")
     host = (urlsplit(web).hostname or "").lower()
+    bitbucket, gitlab, github = kinds
     if host == "bitbucket.org":
-        return f"{web}/pull-requests/{number}"
+        return f"{web}/{bitbucket}/{what}"
     if "gitlab" in host.split("."):
-        return f"{web}/-/merge_requests/{number}"
-    return f"{web}/pull/{number}"
+        return f"{web}/{gitlab}/{what}"
+    return f"{web}/{github}/{what}"
