@@ -23,6 +23,7 @@ from bot.text.tokens import code_tokens, path_tokens, query_terms
 K1, B = 1.2, 0.6
 CODE_WEIGHT = 0.6  # a commit that changed the code found for the question, at full strength
 RECENCY_WEIGHT = 0.05  # ties between equally matching commits go to the newer
+LINES_KEPT = 2000  # decoded files' line states kept in memory (a few KB each)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +102,8 @@ class CommitSearch:
     def __init__(self, store: HistoryRecords) -> None:
         self.store = store
         self._cache: dict[str, CommitCorpus] = {}
+        self._lines: dict[tuple[str, str, str], FileLines] = {}  # (repo, head, path), oldest first
+        self._absent: set[tuple[str, str, str]] = set()  # files no recorded commit touched
         self._lock = threading.Lock()
 
     def corpus(self, repo: str) -> CommitCorpus | None:
@@ -123,7 +126,27 @@ class CommitSearch:
         return self.store.tags(repo)
 
     def lines(self, repo: str, paths: Iterable[str]) -> dict[str, FileLines]:
-        return self.store.file_lines(repo, paths)
+        """Files' line states at the recorded head; decoded ones are kept (`LINES_KEPT`)."""
+        corpus = self._cache.get(repo)
+        head = corpus.head.head if corpus is not None else ""
+        wanted = set(paths)
+        with self._lock:
+            found = {p: f for p in wanted if (f := self._lines.get((repo, head, p))) is not None}
+        missing = wanted - set(found) - {p for p in wanted if (repo, head, p) in self._absent}
+        if missing:
+            read = self.store.file_lines(repo, missing)
+            with self._lock:
+                for path in missing:
+                    if path in read:
+                        self._lines[(repo, head, path)] = read[path]
+                    else:
+                        self._absent.add((repo, head, path))
+                while len(self._lines) > LINES_KEPT:
+                    self._lines.pop(next(iter(self._lines)))
+                if len(self._absent) > LINES_KEPT:
+                    self._absent.clear()
+            found.update(read)
+        return found
 
     def search(
         self, text: str, repos: Iterable[str], places: Sequence[CodePlace] = (), *, limit: int = 10

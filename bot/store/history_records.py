@@ -105,9 +105,13 @@ class FileLines:
     @classmethod
     def decode(cls, path: str, text: str) -> FileLines:
         runs = []
+        made: dict[str, LineState] = {}  # equal states are decoded once (they repeat a lot)
         for n, hist, gap, marks in json.loads(text):
-            state = LineState(tuple(hist), gap, tuple((m, p) for m, p in marks))
-            runs.append((int(n), OLD if state == OLD else state))
+            key = f"{hist}{gap}{marks}"
+            state = made.get(key)
+            if state is None:
+                state = made[key] = LineState(tuple(hist), gap, tuple((m, p) for m, p in marks))
+            runs.append((int(n), state))
         return cls(path, tuple(runs))
 
 
