@@ -17,7 +17,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from bot import commands, wiring
+from bot import commands, history_commands, wiring
 from bot.commands import PLAIN, Command, CommandResult, Syntax
 from bot.config import ChannelConfig, FileConfig, Settings, load_file_config, load_settings
 from bot.context import CLI, Context
@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-class Core:
+class Core(history_commands.HistoryCommands):
     """The facade adapters talk to: its methods and the frozen values they return.
 
     The collaborators kept as attributes (`index`, `symbols`, `feedback`, `runs`, `llm`,
@@ -89,7 +89,7 @@ class Core:
         self._answers = Once(
             lambda: wiring.make_composer(
                 settings, index, llm, embedder, self.symbols, expander=expander, pruner=pruner
-            )
+            ).with_history(self.stores.history)
         )
         self._upkeep = Once(self._new_upkeep)
         self.index_repo = deferred(lambda: self._ingest.index_repo)  # `codecite index`

@@ -15,6 +15,7 @@ from rich.console import Console
 
 from adapters.cli.chat import run_chat
 from adapters.cli.console import error_console
+from adapters.cli.history import history_options, print_commit_hits, print_log
 from adapters.cli.parser import EXIT_FAILURE
 from adapters.cli.plain import say
 from adapters.cli.render import print_answer, print_report, print_streamed
@@ -77,7 +78,12 @@ def cmd_index(core: Core, args: argparse.Namespace, console: Console) -> int:
             bar.update(tasks[stage], completed=done, total=total)
 
         report = core.index_repo(
-            args.location, name=args.name, branch=args.branch, progress=progress, on_wait=on_wait
+            args.location,
+            name=args.name,
+            branch=args.branch,
+            progress=progress,
+            on_wait=on_wait,
+            history=history_options(args),
         )
     print_report(console, report, core.embed_model)
     return 0
@@ -98,16 +104,19 @@ def cmd_search(core: Core, args: argparse.Namespace, console: Console) -> int:
     if args.top_k < 1:
         raise BotError("--top-k must be at least 1.")
     hits = core.search(args.question, CLI, repos=_scope(args), top_k=args.top_k)
+    commits = core.search_commits(args.question, CLI, repos=_scope(args), top_k=args.top_k)
+    print_commit_hits(console, commits, as_json=args.json)
     for hit in hits:
         c = hit.chunk
         if args.json:
             row = {
+                "kind": "code",
                 "repo": c.repo,
                 "path": c.path,
                 "start_line": c.start_line,
                 "end_line": c.end_line,
                 "symbol": c.symbol,
-                "kind": c.kind,
+                "chunk_kind": c.kind,  # was "kind", which now tells code from commit hits
                 "score": round(hit.score, 6),
                 "relevance": round(hit.relevance or 0.0, 4),
             }
@@ -115,6 +124,13 @@ def cmd_search(core: Core, args: argparse.Namespace, console: Console) -> int:
         else:
             what = f"  {c.symbol}" if c.symbol else ""
             say(console, f"{hit.score:7.4f}  {c.repo}: {c.label}{what}", hang=9)
+    return 0
+
+
+def cmd_log(core: Core, args: argparse.Namespace, console: Console) -> int:
+    if args.limit < 1:
+        raise BotError("--limit must be at least 1.")
+    print_log(console, core.history_log(args.repo, args.target, CLI, limit=args.limit))
     return 0
 
 
@@ -252,6 +268,7 @@ HANDLERS: dict[str, Handler] = {
     "ask": cmd_ask,
     "chat": cmd_chat,
     "search": cmd_search,
+    "log": cmd_log,
     "map": cmd_map,
     "status": cmd_status,
     "repos": cmd_repos,

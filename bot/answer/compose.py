@@ -18,6 +18,7 @@ from bot.answer.architecture_answer import (
 from bot.answer.citations import resolve_citations
 from bot.answer.coverage import absent_words, excerpt_weights, explain_not_answered, not_covered
 from bot.answer.extractive import above_floor, extractive_answer
+from bot.answer.history_answer import HistoryAnswers
 from bot.answer.how_answer import how_answer, how_sources, path_facts
 from bot.answer.model_sources import for_model
 from bot.answer.permalinks import Permalinker
@@ -26,6 +27,7 @@ from bot.answer.prompts import NOT_ANSWERED, build_messages
 from bot.answer.safety import make_safe
 from bot.answer.streaming import AnswerStream, ended
 from bot.answer.symbol_answer import facts_block, map_answer, missing_note, symbol_answer
+from bot.errors import BotError
 from bot.llm.chat import LLM, Completion, Message
 from bot.models import (
     Answer,
@@ -38,10 +40,12 @@ from bot.models import (
     Usage,
 )
 from bot.retrieval.architecture import Architecture, ArchitectureReader
+from bot.retrieval.history_search import CommitSearch
 from bot.retrieval.howpath import HowPath, PathFinder
 from bot.retrieval.prune import Pruner
 from bot.retrieval.query import analyze
 from bot.retrieval.retriever import Retrieval, Retriever, Source
+from bot.store.base import HistoryRecords, SymbolTable
 from bot.text.counting import count_tokens
 
 FOLLOW_UP_CHARS = 200  # a question shorter than this may lean on the previous one
@@ -60,6 +64,8 @@ class Composer:
         max_tokens: int,
         paths: PathFinder | None = None,
         architecture: ArchitectureReader | None = None,
+        history: HistoryAnswers | None = None,
+        symbols: SymbolTable | None = None,
     ) -> None:
         self.retriever = retriever
         self.llm = llm
@@ -67,9 +73,28 @@ class Composer:
         self.max_tokens = max_tokens
         self.paths = paths  # how-it-works paths through the code (None: not followed)
         self.architecture = architecture  # parts, roles and dependencies for overviews
+        self.history = history  # history questions, and "last changed" on code citations
+        self._symbols = symbols
+
+    def with_history(self, store: HistoryRecords) -> Composer:
+        """This composer, answering history questions from `store` too."""
+        self.history = HistoryAnswers(
+            CommitSearch(store), self.retriever, self.llm,
+            symbols=self._symbols, max_tokens=self.max_tokens,
+        )  # fmt: skip
+        return self
+
+    def history_answers(self) -> HistoryAnswers:
+        """The history side (BotError when this composer has none)."""
+        if self.history is None:
+            raise BotError("No history is recorded here.")
+        return self.history
 
     def answer(self, question: Question, states: dict[str, RepoState]) -> Answer:
         """`states`: the indexed repositories in the question's scope (all when unscoped)."""
+        routed = self.history.route(question, states) if self.history else None
+        if routed is not None:
+            return routed
         started = time.perf_counter()
         retrieval = self._retrieve(question, states)
         answered_at = time.perf_counter()
@@ -90,6 +115,9 @@ class Composer:
         A stream that fails to start raises ServiceError as `answer` does. `progress`
         hears what is being done ("searching billing…") until the model starts writing.
         """
+        routed = self.history.route(question, states) if self.history else None
+        if routed is not None:
+            return AnswerStream.whole(routed)
         started = time.perf_counter()
         report = Reporter(progress)
         report(searching(analyze(retrieval_text(question))))
@@ -156,6 +184,8 @@ class Composer:
             [c.url for c in citations],
             "\n".join(s.text for s in retrieval.sources),
         )
+        if self.history is not None:
+            citations = self.history.annotate(citations, states)
         cited: set[str] = {c.repo for c in citations} or set(states)
         timings = {
             **retrieval.timings,
