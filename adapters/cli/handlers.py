@@ -110,13 +110,12 @@ def cmd_search(core: Core, args: argparse.Namespace, console: Console) -> int:
         c = hit.chunk
         if args.json:
             row = {
-                "kind": "code",
+                "kind": c.kind,  # what the chunk is; commit hits say "commit", no chunk does
                 "repo": c.repo,
                 "path": c.path,
                 "start_line": c.start_line,
                 "end_line": c.end_line,
                 "symbol": c.symbol,
-                "chunk_kind": c.kind,  # was "kind", which now tells code from commit hits
                 "score": round(hit.score, 6),
                 "relevance": round(hit.relevance or 0.0, 4),
             }

@@ -39,7 +39,7 @@ def test_search_json_lists_commit_hits_before_code_hits(make_repo, tmp_path: Pat
     assert commits and commits[0]["sha"] == shas["rename"]
     assert set(commits[0]) >= {"kind", "sha", "date", "author", "subject", "pr", "paths"}
     assert rows[: len(commits)] == commits and all(
-        r["kind"] == "code" for r in rows[len(commits) :]
+        r["kind"] != "commit" and "path" in r for r in rows[len(commits) :]
     )
     merge = run_cli(home, "search", "which pull request merged the multiply change?", "--json")
     prs = [json.loads(line)["pr"] for line in merge.stdout.splitlines() if '"commit"' in line]
