@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from bot.store.symbols.lookup import decode_sites, name_indexes
 from bot.store.symbols.ranking import FileNames, rank
 from bot.symbols.links import FileLinks
-from bot.symbols.model import FileFacts, RankedSymbol, SymbolDef, SymbolRef
+from bot.symbols.model import FileFacts, RankedSymbol, SymbolAlias, SymbolDef, SymbolRef
 from bot.symbols.packed import CallerMap, site_codes, site_count
 
 if TYPE_CHECKING:
@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     Conn = psycopg.Connection[tuple[object, ...]]
 
 DEF_COLUMNS = "f.repo, f.path, d.name, d.symbol, d.kind, d.start_line, d.end_line"
+ALIAS_COLUMNS = (
+    "f.repo, f.path, a.name, a.kind, a.target, a.module, a.owner, a.start_line, a.end_line"
+)
 
 # fid, repo, path, names, offsets, sites, forms
 Candidate = tuple[int, str, str, str, bytes, bytes, bytes]
@@ -36,6 +39,25 @@ def row_def(row: Sequence[object]) -> SymbolDef:
     return SymbolDef(
         str(repo), str(path), str(name), str(symbol), str(kind), int(str(start)), int(str(end))
     )
+
+
+def row_alias(row: Sequence[object]) -> SymbolAlias:
+    repo, path, name, kind, target, module, owner, start, end = row
+    texts = (str(repo), str(path), str(name), str(kind), str(target), str(module), str(owner))
+    return SymbolAlias(*texts, int(str(start)), int(str(end)))
+
+
+def _aliases(c: Conn, fids: list[int]) -> dict[int, list[SymbolAlias]]:
+    """The aliases of every file in `fids`, in one query."""
+    found: dict[int, list[SymbolAlias]] = {fid: [] for fid in fids}
+    rows = c.execute(
+        f"SELECT a.fid, {ALIAS_COLUMNS} FROM sym_aliases a JOIN sym_files f ON f.fid = a.fid "
+        "WHERE a.fid = ANY(%s) ORDER BY a.fid, a.seq",
+        (fids,),
+    ).fetchall()
+    for row in rows:
+        found[int(str(row[0]))].append(row_alias(row[1:]))
+    return found
 
 
 def _bytes(value: object) -> bytes:
@@ -130,10 +152,15 @@ def file_facts(c: Conn, repo: str, paths: list[str]) -> dict[str, FileFacts]:
         "SELECT fid, path, links FROM sym_files WHERE repo = %s AND path = ANY(%s)",
         (repo, paths),
     ).fetchall()
-    defs = _definitions(c, [int(str(r[0])) for r in rows])
+    fids = [int(str(r[0])) for r in rows]
+    defs, aliases = _definitions(c, fids), _aliases(c, fids)
     return {
         str(path): FileFacts(
-            repo, str(path), tuple(defs[int(str(fid))]), FileLinks.from_text(str(links))
+            repo,
+            str(path),
+            tuple(defs[int(str(fid))]),
+            FileLinks.from_text(str(links)),
+            tuple(aliases[int(str(fid))]),
         )
         for fid, path, links in rows
     }
