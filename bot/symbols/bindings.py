@@ -80,7 +80,7 @@ class Bindings:
         self.scopes: dict[str, dict[str, str]] = {}
         self.fields: dict[tuple[str, str], str] = {}
         self.results: dict[str, str] = {}
-        self.lists: dict[str, tuple[str, ...]] = {}
+        self.lists: dict[str, tuple[int, tuple[str, ...]]] = {}  # name -> (line, names)
         self.exported: tuple[str, ...] | None = None  # a Python module's `__all__`
 
     def bind(self, scope: str, name: str, kind: str) -> None:
@@ -131,25 +131,26 @@ class Bindings:
     ) -> tuple[
         tuple[tuple[str, str, str], ...],
         tuple[tuple[str, str], ...],
-        tuple[tuple[str, tuple[str, ...]], ...],
+        tuple[tuple[str, int, tuple[str, ...]], ...],
     ]:
         """(fields, results, lists) for `FileLinks`, in a stable order."""
         fields = tuple(sorted((o, n, k) for (o, n), k in self.fields.items() if k))
         results = tuple(sorted((s, k) for s, k in self.results.items() if k))
-        return fields, results, tuple(sorted(self.lists.items()))
+        lists = tuple(sorted((name, line, names) for name, (line, names) in self.lists.items()))
+        return fields, results, lists
 
 
 def listed_names(node: Node | None, src: bytes) -> tuple[str, ...] | None:
     """The names an array/list/tuple literal of strings holds (`['get', 'post'] as const`)."""
-    while node is not None and node.type in ("as_expression", "satisfies_expression"):
-        node = node.named_child(0)
-    if node is None or node.type not in ("array", "list", "tuple", "set"):
+    while node is not None and node.type in ("as_expression", "satisfies_expression", "call"):
+        node = node.named_child(0)  # TypeScript's `as const`, Ruby's `%w[...].freeze`
+    if node is None or node.type not in ("array", "list", "tuple", "set", "string_array"):
         return None
     names = []
     for item in node.named_children:
         if item.type == "comment":
             continue
-        if item.type != "string":
+        if item.type not in ("string", "bare_string"):
             return None
         name = text(item, src).strip("\"'`")
         if not _LIST_ITEM.match(name):
@@ -227,7 +228,9 @@ def _declarators(field: bool) -> Reader:
         out = []
         for d in node.children_by_field_name("declarator"):
             name = text(d.child_by_field_name("name"), src)
-            kind = declared if declared != "var" else value_type(d.child_by_field_name("value"), src)
+            kind = (
+                declared if declared != "var" else value_type(d.child_by_field_name("value"), src)
+            )
             if name and kind:
                 out.append((name, kind, field))
         return out
@@ -330,6 +333,7 @@ READERS["tsx"] = READERS["typescript"]
 # TypeScript constructor parameters with an accessibility modifier are fields too.
 _PARAMETER_PROPERTIES = frozenset({"required_parameter", "optional_parameter"})
 _MODIFIERS = frozenset({"accessibility_modifier", "override_modifier", "readonly"})
+_BARE_FIELDS = frozenset({"java"})  # languages whose methods use fields without `this.`
 
 # Where a function's result type is written, by definition node type.
 RESULT_FIELDS = {
@@ -366,6 +370,8 @@ def read_bindings(
                     pending.append((owner, name, f"{scope}\t{kind[1:]}"))
                 else:
                     into.field(owner, name, kind)
+                    if language in _BARE_FIELDS:  # a method names its class's fields bare
+                        into.bind(owner, name, kind)
             else:
                 into.bind(scope, name, kind)
                 if node.type in _PARAMETER_PROPERTIES and _is_property(node):

@@ -123,7 +123,7 @@ def _js_assignment(found: Found, stmt: Node, bound: frozenset[str], src: bytes) 
         return
     exported = owner in _EXPORTS
     owner = owner.removesuffix(".prototype")
-    if exported or stmt.parent is not None and stmt.parent.type == "program":
+    if exported or (stmt.parent is not None and stmt.parent.type == "program"):
         _js_value(found, name, "module.exports" if exported else owner, right, stmt, src)
     elif right.type in _CHAINS and _chain(right, src).partition(".")[0] in bound:
         found.add(name, ALIAS, _chain(right, src), stmt, owner=owner)  # `ky.stop = stop`
@@ -180,12 +180,15 @@ def _js_declaration(found: Found, node: Node, src: bytes, bindings: Bindings) ->
     for declarator in node.named_children:
         if declarator.type != "variable_declarator":
             continue
-        name, value = declarator.child_by_field_name("name"), declarator.child_by_field_name("value")
+        name, value = (
+            declarator.child_by_field_name("name"),
+            declarator.child_by_field_name("value"),
+        )
         if name is None or value is None or name.type != "identifier":
             continue
         listed = listed_names(value, src)
         if listed is not None:
-            bindings.lists[text(name, src)] = listed
+            bindings.lists[text(name, src)] = (found.line_of(node.start_byte), listed)
         elif required(value, src) is None:  # `require` is an import
             _js_value(found, text(name, src), "", value, node, src)
 
@@ -221,7 +224,7 @@ def _python_exports(
         if name == "__all__":
             b.exported = listed
         else:
-            b.lists[name] = listed
+            b.lists[name] = (found.line_of(node.start_byte), listed)
     elif right.type in ("identifier", "attribute"):
         found.add(name, ALIAS, _chain(right, src), node, owner=owner)
     elif right.type == "call":
@@ -251,9 +254,19 @@ def _rust_exports(
         for local, module, name in rust_uses(node, src):
             found.add(local, ALIAS, name, node, module=module)
     elif node.type == "type_item":
-        name, value = node.child_by_field_name("name"), node.child_by_field_name("type")
-        if name is not None and value is not None:
-            found.add(text(name, src), ALIAS, dotted(text(value, src).split("<")[0]), node)
+        named, value = node.child_by_field_name("name"), node.child_by_field_name("type")
+        if named is not None and value is not None:
+            found.add(text(named, src), ALIAS, dotted(text(value, src).split("<")[0]), node)
+
+
+def _ruby_exports(
+    found: Found, node: Node, src: bytes, _bound: frozenset[str], b: Bindings, _scope: str
+) -> None:
+    """`VERBS = %w[get post]`: a constant listing names (what a loop may go over)."""
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    listed = listed_names(right, src)
+    if left is not None and listed is not None:
+        b.lists[text(left, src)] = (found.line_of(node.start_byte), listed)
 
 
 def _go_exports(
@@ -286,6 +299,8 @@ def _loop_of(node: Node, variable: str, src: bytes) -> tuple[Node, Node] | None:
         at = at.parent if at is not None else None
         if at is None:
             return None
+        if at.type in ("do_block", "block") and at.child_by_field_name("parameters") is not None:
+            return _ruby_loop(at, variable, src)
         if at.type in ("for_in_statement", "for_statement"):
             left, right = at.child_by_field_name("left"), at.child_by_field_name("right")
             if left is not None and right is not None and _declares(left, variable, src):
@@ -299,6 +314,22 @@ def _declares(left: Node, variable: str, src: bytes) -> bool:
     if left.type == "identifier":
         return text(left, src) == variable
     return any(c.type == "identifier" and text(c, src) == variable for c in left.named_children)
+
+
+def _ruby_loop(block: Node, variable: str, src: bytes) -> tuple[Node, Node] | None:
+    """`names.each do |m| ... end`: the call and `names`, when m is the block's parameter."""
+    parameters = block.child_by_field_name("parameters")
+    first = parameters.named_child(0) if parameters is not None else None
+    call = block.parent
+    if first is None or text(first, src) != variable or call is None or call.type != "call":
+        return None
+    if text(call.child_by_field_name("method"), src) not in _RUBY_ITERATORS:
+        return None
+    iterable = call.child_by_field_name("receiver")
+    return (call, iterable) if iterable is not None else None
+
+
+_RUBY_ITERATORS = frozenset({"each", "each_with_index", "map", "each_key"})
 
 
 def _callback_loop(function: Node, variable: str, src: bytes) -> tuple[Node, Node] | None:
@@ -340,8 +371,8 @@ def _generated(
     if loop is None or not owner:
         return
     statement, iterable = loop
-    chain = _chain(iterable, src)
-    listed = listed_names(iterable, src) or b.lists.get(chain)  # a literal, or a list above
+    chain = _chain(iterable, src) or (text(iterable, src) if iterable.type == "constant" else "")
+    listed = listed_names(iterable, src) or b.lists.get(chain, (0, None))[1]  # or one above
     if listed is None and (not chain or value is None or value.type not in _MADE):
         return  # a loop copying data (`for k of Object.keys(x)`), not making members
     if owner in ("this", "self", "cls"):
@@ -354,7 +385,8 @@ def _generated(
         found.add(EVERY_NAME, GENERATED, chain, at, owner=owner, span=statement)
 
 
-_MADE = _FUNCTIONS | _CALLS | _CHAINS  # values that make a member (not copied data)
+# Values that make a member (not copied data); Ruby's define_method's block.
+_MADE = _FUNCTIONS | _CALLS | _CHAINS | {"do_block", "block"}
 
 
 def read_loops(
@@ -378,6 +410,12 @@ def read_loops(
             key = left.child_by_field_name("index")
             if key is not None:
                 _generated(found, node, owner, key, right, src, bindings, scope)
+        elif node.type == "call" and language == "ruby":  # define_method(name) { ... }
+            arguments = node.child_by_field_name("arguments")
+            key = arguments.named_child(0) if arguments is not None else None
+            block = node.child_by_field_name("block")
+            if key is not None:
+                _generated(found, node, "self", key, block or key, src, bindings, scope)
         elif node.type == "call" and language == "python":
             function = node.child_by_field_name("function")
             arguments = node.child_by_field_name("arguments")
@@ -396,6 +434,7 @@ EXPORT_READERS: dict[str, ExportReader] = {
     "python": _python_exports,
     "rust": _rust_exports,
     "go": _go_exports,
+    "ruby": _ruby_exports,
 }
 
 

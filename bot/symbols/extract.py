@@ -115,6 +115,7 @@ def extract_packed(root: Node, src: bytes, table: LineTable, language: str) -> P
         results,
         lists,
         facts.bindings.exported,
+        _package(captures, src),
     )
     return PackedSymbols.from_sites(
         found.defs,
@@ -178,6 +179,12 @@ def _links(
         log.warning("imports or bases of a %s file were not read", language, exc_info=True)
         return [], ()
     return imports, tuple((owner, tuple(names)) for owner, names in bases.items())
+
+
+def _package(captures: dict[str, list[Node]], src: bytes) -> str:
+    """A Go file's package name (`package chi`)."""
+    found = captures.get("package", [])
+    return src[found[0].start_byte : found[0].end_byte].decode("utf-8", "replace") if found else ""
 
 
 def _bound(imports: list[Binding], found: Definitions) -> frozenset[str]:

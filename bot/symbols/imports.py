@@ -148,9 +148,9 @@ def _use_tree(node: Node, prefix: str, src: bytes) -> Iterator[tuple[str, str, s
         inner = node.named_child(0)
         yield "*", _joined(prefix, text(inner, src) if inner is not None else ""), "*"
     elif kind == "scoped_use_list":
-        path = node.child_by_field_name("path")
+        head = node.child_by_field_name("path")
         listed = node.child_by_field_name("list")
-        inner_prefix = _joined(prefix, text(path, src) if path is not None else "")
+        inner_prefix = _joined(prefix, text(head, src) if head is not None else "")
         if listed is not None:
             yield from _use_tree(listed, inner_prefix, src)
     elif kind == "use_list":

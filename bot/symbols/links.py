@@ -19,7 +19,7 @@ keeps, per file:
 - `fields`: each class's fields whose type is stated (`tree *node` in a Go struct,
   `self.x = Cls()`, `private x: Foo`), `results`: each function's stated result type,
   `lists`: top-level constants holding a list of names (`requestMethods = ['get', ...]`)
-  and `exported`: a Python module's `__all__`.
+  `exported`: a Python module's `__all__`, and `package`: a Go file's package name.
 
 And per reference site, how it was written (`forms`, a bitmask): a bare name
 (`send(...)`), a member of `self`/`cls`/`this`, of `super()`, of such a bound name, of
@@ -65,8 +65,9 @@ class FileLinks:
     typed: tuple[tuple[int, str, str, str], ...] = ()  # (line, called name, receiver, type)
     fields: tuple[tuple[str, str, str], ...] = ()  # (class symbol, field, type)
     results: tuple[tuple[str, str], ...] = ()  # (function symbol, type it returns)
-    lists: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (constant, the names it lists)
+    lists: tuple[tuple[str, int, tuple[str, ...]], ...] = ()  # (constant, line, its names)
     exported: tuple[str, ...] | None = None  # a Python module's `__all__`; None: it has none
+    package: str = ""  # a Go file's package name
 
     def __bool__(self) -> bool:
         return bool(
@@ -78,6 +79,7 @@ class FileLinks:
             or self.results
             or self.lists
             or self.exported is not None
+            or bool(self.package)
         )
 
     def to_text(self) -> str:
@@ -88,9 +90,11 @@ class FileLinks:
         lines += [f"t\t{line}\t{name}\t{via}\t{kind}" for line, name, via, kind in self.typed]
         lines += [f"f\t{owner}\t{name}\t{kind}" for owner, name, kind in self.fields]
         lines += [f"r\t{symbol}\t{kind}" for symbol, kind in self.results]
-        lines += [f"l\t{name}\t{' '.join(names)}" for name, names in self.lists]
+        lines += [f"l\t{name}\t{line}\t{' '.join(names)}" for name, line, names in self.lists]
         if self.exported is not None:
             lines.append(f"a\t{' '.join(self.exported)}")
+        if self.package:
+            lines.append(f"p\t{self.package}")
         return "\n".join(lines)
 
     @classmethod
@@ -100,7 +104,8 @@ class FileLinks:
         for line in text.split("\n"):
             kind, _, rest = line.partition("\t")
             fields = rest.split("\t")
-            if len(fields) == _FIELDS.get(kind, -1) and (kind not in "qt" or fields[0].isdigit()):
+            numbered = kind not in ("q", "t", "l") or fields[kind == "l"].isdigit()
+            if len(fields) == _FIELDS.get(kind, -1) and numbered:
                 found.setdefault(kind, []).append(fields)
         exported = found.get("a")
         return cls(
@@ -110,8 +115,9 @@ class FileLinks:
             tuple((int(f[0]), f[1], f[2], f[3]) for f in found.get("t", ())),
             tuple((f[0], f[1], f[2]) for f in found.get("f", ())),
             tuple((f[0], f[1]) for f in found.get("r", ())),
-            tuple((f[0], tuple(f[1].split())) for f in found.get("l", ())),
+            tuple((f[0], int(f[1]), tuple(f[2].split())) for f in found.get("l", ())),
             tuple(exported[-1][0].split()) if exported else None,
+            found["p"][-1][0] if "p" in found else "",
         )
 
     def bases_of(self, symbol: str) -> tuple[str, ...] | None:
@@ -123,7 +129,9 @@ class FileLinks:
 
     def types(self, line: int, name: str) -> list[tuple[str, str]]:
         """(receiver as written, its type) of each call of `name` on a typed variable there."""
-        return [(via, kind) for at, called, via, kind in self.typed if at == line and called == name]
+        return [
+            (via, kind) for at, called, via, kind in self.typed if at == line and called == name
+        ]
 
     def field_type(self, owner: str, name: str) -> str:
         return next((kind for o, n, kind in self.fields if o == owner and n == name), "")
@@ -131,11 +139,12 @@ class FileLinks:
     def result_of(self, symbol: str) -> str:
         return next((kind for s, kind in self.results if s == symbol), "")
 
-    def names_in(self, constant: str) -> tuple[str, ...] | None:
-        return next((names for name, names in self.lists if name == constant), None)
+    def names_in(self, constant: str) -> tuple[int, tuple[str, ...]] | None:
+        """(line, names) of a top-level constant listing names; None if there is none."""
+        return next(((line, names) for n, line, names in self.lists if n == constant), None)
 
 
-_FIELDS = {"i": 3, "b": 2, "q": 3, "t": 4, "f": 3, "r": 2, "l": 2, "a": 1}  # fields per kind
+_FIELDS = {"i": 3, "b": 2, "q": 3, "t": 4, "f": 3, "r": 2, "l": 3, "a": 1, "p": 1}  # per kind
 
 NO_LINKS = FileLinks()
 

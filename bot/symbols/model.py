@@ -5,8 +5,9 @@ Per file, tree-sitter gives every definition (qualified the way chunks are:
 record (calls, member accesses, types, imports; not plain variables: see
 `bot.code.queries`), calls marked, with the enclosing definition as the
 caller, and the names it binds another way (`Alias`: re-exports, assignments of
-other names, members made in a loop over names). The store (`bot.store.symbols.table`) keeps them per repository and answers
-"where is X defined", "who calls X" and "which symbols matter most" exactly.
+other names, members made in a loop over names). The store
+(`bot.store.symbols.table`) keeps them per repository and answers "where is X
+defined", "who calls X" and "which symbols matter most" exactly.
 """
 
 from __future__ import annotations

@@ -32,9 +32,7 @@ from bot.symbols.bindings import Bindings
 from bot.symbols.builtins import GLOBAL_OBJECTS, literal_type
 
 # Form indexes (see `links.FORM_BITS`).
-BARE_FORM, SELF_FORM, SUPER_FORM, QUALIFIED_FORM, OTHER_FORM, TYPED_FORM, BUILTIN_FORM = range(
-    1, 8
-)
+BARE_FORM, SELF_FORM, SUPER_FORM, QUALIFIED_FORM, OTHER_FORM, TYPED_FORM, BUILTIN_FORM = range(1, 8)
 _MAX_CHAIN = 4  # segments of a receiver followed (`a.b.c.d.send()`)
 
 
@@ -45,6 +43,7 @@ class MemberShape:
     node: str
     receiver: str
     member: str
+    reads: bool = True  # a field read (`a.b`); False: a call (Java's `a.b()`), no receiver chain
 
 
 _JS = (MemberShape("member_expression", "object", "property"),)
@@ -54,7 +53,7 @@ SHAPES: dict[str, tuple[MemberShape, ...]] = {
     "tsx": _JS,
     "go": (MemberShape("selector_expression", "operand", "field"),),
     "java": (
-        MemberShape("method_invocation", "object", "name"),
+        MemberShape("method_invocation", "object", "name", reads=False),
         MemberShape("field_access", "object", "field"),
     ),
     "rust": (
@@ -149,7 +148,7 @@ class ReceiverReader:
         if node.type in _NAMES or node.type in _SELF:
             return self._text(node)
         shape = self._shapes.get(node.type)
-        if shape is None or depth >= _MAX_CHAIN:
+        if shape is None or not shape.reads or depth >= _MAX_CHAIN:
             return ""
         inner = node.child_by_field_name(shape.receiver)
         member = node.child_by_field_name(shape.member)

@@ -30,6 +30,7 @@
 ; `x := NewX()` / `&X{}`, struct fields: `bot.symbols.bindings`), package-level `var` and
 ; type aliases (`bot.symbols.exports`).
 (import_spec) @import
+(package_clause (package_identifier) @package)
 [(parameter_declaration) (var_spec) (short_var_declaration) (field_declaration)] @bind
 (source_file (var_declaration) @export)
 (type_alias) @export

@@ -47,9 +47,11 @@ def render() -> str:
         out += [f"  typed {name}: {line} {via} is {kind}" for line, name, via, kind in links.typed]
         out += [f"  field {owner}.{name}: {kind}" for owner, name, kind in links.fields]
         out += [f"  result {symbol}: {kind}" for symbol, kind in links.results]
-        out += [f"  list {name}: {' '.join(names)}" for name, names in links.lists]
+        out += [f"  list {name} ({at}): {' '.join(names)}" for name, at, names in links.lists]
         if links.exported is not None:
             out.append(f"  __all__: {' '.join(links.exported)}")
+        if links.package:
+            out.append(f"  package {links.package}")
         for a in symbols.aliases:
             source = f" from {a.module}" if a.module else ""
             on = f" on {a.owner}" if a.owner else ""

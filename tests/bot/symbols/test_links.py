@@ -159,13 +159,13 @@ def test_java_calls_record_their_receivers():
         "open": QUALIFIED,  # imported
         "valueOf": BUILTIN,  # java.lang
         "close": TYPED,
-        "post": OTHER | TYPED,  # `ledger` alone is no variable here; `this.ledger` is a field
+        "post": TYPED,  # the field `ledger`, bare and as `this.ledger`
         "make": QUALIFIED,  # a class of the same package, by its capitalised name
         "x2": OTHER,
     }
     links = packed.file_links
     assert links.types(6, "close") == [("account", "Account")]
-    assert links.types(6, "post") == [("this.ledger", "Child>ledger")]
+    assert links.types(6, "post") == [("ledger", "Ledger"), ("this.ledger", "Child>ledger")]
     assert links.fields == (("Child", "ledger", "Ledger"),)
 
 

@@ -504,7 +504,12 @@ def test_aliases_by_name_and_with_their_file(new_table):
     [parser] = table.aliases("parser", repos=frozenset({"js"}))  # any case, when none exactly
     assert (parser.name, parser.module, parser.target) == ("Parser", "./parser", "Parser")
     [made] = table.aliases("*", repos=None)  # members made for names the file cannot list
-    assert (made.kind, made.target, made.owner, made.start_line) == ("generated", "METHODS", "app", 4)
+    assert (made.kind, made.target, made.owner, made.start_line) == (
+        "generated",
+        "METHODS",
+        "app",
+        4,
+    )
     assert table.aliases("stringify", repos=frozenset({"other"})) == []
     facts = table.file_facts("js", ["index.js"])["index.js"]
     assert [a.name for a in facts.aliases] == ["stringify", "Parser", "*"]
