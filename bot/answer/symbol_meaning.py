@@ -95,6 +95,17 @@ def _outside(path: str, name: str) -> str:
 
 
 def _alias(name: str, m: Meaning, defs: Sequence[SymbolDef], cite: Cite, _s: CiteSite) -> str:
+    if defs:  # the definition first: it is what the answer is about
+        d = defs[0]
+        where = cite(d)
+        steps = "; ".join(_bound(a, cite) for a in m.aliases)
+        how = "under another name" if m.aliases[0].name != d.name else "and re-exported"
+        text = f"{name} is {_what(d)}, defined in {where}, {how}: {steps}."
+        others = [o for o in defs[1:] if o.name == d.name][:3]
+        if others:
+            listed = ", ".join(cite(o) for o in others)
+            text += f" Other definitions of that name, which it is not: {listed}."
+        return text
     steps = "; ".join(_bound(a, cite) for a in m.aliases)
     if m.external:
         last = m.aliases[-1]
@@ -103,16 +114,11 @@ def _alias(name: str, m: Meaning, defs: Sequence[SymbolDef], cite: Cite, _s: Cit
             f"{name} is not defined in the indexed code: {steps}; that is `{outside}` of "
             f"{_outside(last.path, m.external)}."
         )
-    if not defs:
-        target = m.aliases[-1].target
-        return f"{name} is an alias: {steps}; the indexed code has no definition of `{target}`."
-    d = defs[0]
-    text = f"{name} is an alias: {steps}; it is {_what(d)}, defined in {cite(d)}."
-    others = [o for o in defs[1:] if o.name == d.name][:3]
-    if others:
-        listed = ", ".join(cite(o) for o in others)
-        text += f" Other definitions of that name, which it is not: {listed}."
-    return text
+    if m.module:
+        at = SymbolDef(m.aliases[-1].repo, m.module, "", "", "", 1, 1)
+        return f"{name} is an alias: {steps}; that is the module `{m.module}` ({cite(at)})."
+    target = m.aliases[-1].target
+    return f"{name} is an alias: {steps}; the indexed code has no definition of `{target}`."
 
 
 def _assigned(name: str, m: Meaning, _d: Sequence[SymbolDef], cite: Cite, _s: CiteSite) -> str:
@@ -150,17 +156,19 @@ def _generated(name: str, m: Meaning, _d: Sequence[SymbolDef], cite: Cite, _s: C
 
 def _receiver(name: str, m: Meaning, defs: Sequence[SymbolDef], cite: Cite, site: CiteSite) -> str:
     d = defs[0]
+    defined = cite(d)
     cls = m.types[0] if m.types else None
     where = ", ".join(site(s) for s in m.typed_at)
     kind = f"a `{cls.symbol}`" if cls is not None else "of a stated type"
     return (
-        f"{name} is {_what(d)}, defined in {cite(d)}: where the code calls it, "
+        f"{name} is {_what(d)}, defined in {defined}: where the code calls it, "
         f"`{m.receiver}` is {kind} ({where})."
     )
 
 
 def _unsure(name: str, m: Meaning, _d: Sequence[SymbolDef], cite: Cite, site: CiteSite) -> str:
     candidates = m.candidates[:MAX_CANDIDATES]
+    labels = [cite(d) for d in candidates]  # cited first: the answer is about them
     evidence = ""
     if m.typed_at:
         places = ", ".join(site(s) for s in m.typed_at[:3])
@@ -170,10 +178,10 @@ def _unsure(name: str, m: Meaning, _d: Sequence[SymbolDef], cite: Cite, site: Ci
         d = candidates[0]
         return (
             f"I can't be sure what {name} is: {m.reason}. The one candidate in the indexed code "
-            f"is {_what(d)} in {cite(d)}, but nothing confirms it is this one.{evidence}"
+            f"is {_what(d)} in {labels[0]}, but nothing confirms it is this one.{evidence}"
         )
     lines = [f"I can't tell which definition {name} is: {m.reason}. The candidates:"]
-    lines += [f"• {cite(d)} {_what(d)}" for d in candidates]
+    lines += [f"• {label} {_what(d)}" for label, d in zip(labels, candidates, strict=True)]
     if len(m.candidates) > len(candidates):
         lines.append(f"… and {len(m.candidates) - len(candidates)} more.")
     return "\n".join(lines) + (f"\n{evidence.strip()}" if evidence else "")

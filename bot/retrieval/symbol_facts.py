@@ -31,6 +31,7 @@ from bot.retrieval.symbol_chunks import Line, Span, SymbolChunks, span
 from bot.retrieval.symbol_inherited import Inherited, inherited
 from bot.retrieval.symbol_names import Meaning, NameFinder
 from bot.retrieval.symbol_questions import SymbolQuestion, detect_symbol_question
+from bot.store.symbols.lookup import named
 from bot.symbols.model import FileFacts, RankedSymbol, SymbolAlias, SymbolDef, SymbolRef
 
 log = logging.getLogger(__name__)
@@ -175,10 +176,15 @@ class SymbolFinder:
     def _lookup(
         self, table: SymbolLookup, q: SymbolQuestion, repos: frozenset[str] | None
     ) -> SymbolFacts | None:
-        defs, via = _definitions(table, q, repos)
+        defs, via, case_only = _definitions(table, q, repos)
+        finder = NameFinder(table, repos)
         meaning = None
         if via is None or not defs:
-            defs, meaning = NameFinder(table, repos).explain(q, defs)
+            defs, meaning = finder.explain(q, defs)
+        if not defs and meaning is None:  # a namesake in another case (`reply` for `Reply`)
+            defs = case_only
+        if not defs and meaning is None:
+            defs, meaning = finder.through_receiver(q)
         chunks = SymbolChunks(self._index)
         if q.kind == "definition":
             if not defs and meaning is None:
@@ -270,18 +276,39 @@ def exact_first(facts: SymbolFacts | None, hits: Sequence[Hit]) -> list[Hit]:
 
 def _definitions(
     table: SymbolLookup, q: SymbolQuestion, repos: frozenset[str] | None
-) -> tuple[list[SymbolDef], Inherited | None]:
+) -> tuple[list[SymbolDef], Inherited | None, list[SymbolDef]]:
     """The definitions the question names; a member a class only inherits is found through
-    its bases (with how, also when no base defines it)."""
+    its bases (with how, also when no base defines it). Definitions that match only ignoring
+    case are given apart (third): what else the name may be is looked at first (`bottle.get`
+    is the module's `get` before it is the method `Bottle.get`)."""
     candidates = _candidates(q.name)
+    case_only: list[SymbolDef] = []
     for name, module in candidates:
         found = table.definitions(name, repos=repos, limit=MAX_DEFINITIONS)
         if module:  # `billing.charge` is a `charge` at the top of a billing module, or none
             found = [d for d in found if "." not in d.symbol and _at("", d.path, module)]
-        if found:
-            return _preferred(found, q.symbol_kind, q.where), None
+        exact = [d for d in found if named(d, name, folded=False)]
+        if exact and all(file_kind(d.path) != "code" for d in exact):
+            exact = [*_class_named_like(table, name, repos), *exact]
+        if exact:
+            return _preferred(exact, q.symbol_kind, q.where), None, []
+        if found and not case_only:
+            case_only = _preferred(found, q.symbol_kind, q.where)
     owned = [name for name, module in candidates if "." in name and not module]
-    return inherited(table, owned[0], repos) if owned else ([], None)
+    defs, via = inherited(table, owned[0], repos) if owned else ([], None)
+    return defs, via, [] if defs else case_only
+
+
+def _class_named_like(
+    table: SymbolLookup, name: str, repos: frozenset[str] | None
+) -> list[SymbolDef]:
+    """`reply.send` found only in tests (a stub set on a variable): the code's `Reply.send`,
+    the class a variable of that name is usually an instance of."""
+    owner, _, member = name.rpartition(".")
+    if not owner or "." in owner or not owner[:1].islower():
+        return []
+    found = table.definitions(f"{owner[:1].upper()}{owner[1:]}.{member}", repos=repos)
+    return [d for d in found if file_kind(d.path) == "code"]
 
 
 def _ordered_by_site(found: list[Attribution]) -> list[Attribution]:

@@ -32,6 +32,7 @@ from typing import Literal, Protocol
 
 from bot.code.languages import language_for
 from bot.retrieval.symbol_modules import PACKAGE, Modules, is_init, package_dir
+from bot.retrieval.symbol_mro import c3, depth_first
 from bot.symbols.builtins import GLOBAL_OBJECTS
 from bot.symbols.imports import go_package
 from bot.symbols.links import Binding
@@ -288,7 +289,7 @@ class Resolver:
             found = self.ancestry(base)
             orders.append(found.order)
             unresolved += [u for u in found.unresolved if u not in unresolved]
-        merged = _c3([cls], [*orders, bases]) or _depth_first(cls, orders)
+        merged = c3([cls], [*orders, bases]) or depth_first(cls, orders)
         return Ancestry(merged[:_MAX_ANCESTORS], unresolved)
 
     def bases(self, cls: SymbolDef) -> tuple[list[SymbolDef], list[str]]:
@@ -382,31 +383,6 @@ class Resolver:
             found = same
         pick = same or found
         return pick[0] if len(pick) == 1 else None
-
-
-def _c3(head: list[SymbolDef], orders: list[list[SymbolDef]]) -> list[SymbolDef] | None:
-    """C3 linearization: `head` then the merge of `orders`; None when inconsistent."""
-    pending = [list(o) for o in orders if o]
-    out = list(head)
-    while pending:
-        for order in pending:
-            candidate = order[0]
-            if not any(candidate in other[1:] for other in pending):
-                break
-        else:
-            return None
-        if candidate not in out:  # a cycle can bring a class back: once is enough
-            out.append(candidate)
-        pending = [[c for c in o if c != candidate] for o in pending]
-        pending = [o for o in pending if o]
-    return out
-
-
-def _depth_first(cls: SymbolDef, orders: list[list[SymbolDef]]) -> list[SymbolDef]:
-    out = [cls]
-    for order in orders:
-        out += [c for c in order if c not in out]
-    return out
 
 
 def _is_python(path: str) -> bool:

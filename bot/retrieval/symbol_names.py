@@ -81,6 +81,7 @@ class Meaning:
     listed: Listed | None = None  # generated: the names, when the code lists them
     source: str = ""  # generated: where the names come from, as written
     source_module: str = ""  # generated: the module the names are imported from, unlisted
+    module: str = ""  # alias: the module it names (a file of the repository)
     receiver: str = ""  # receiver and unsure: the variable asked about (`c`)
     typed_at: tuple[SymbolRef, ...] = ()  # receiver: calls whose receiver type is stated
     types: tuple[SymbolDef, ...] = ()  # receiver: the class(es) the receiver is
@@ -118,6 +119,10 @@ class NameFinder:
         if outside:
             alias, target = outside[0]
             return [], Meaning("alias", aliases=target.via or (alias,), external=target.name)
+        modules = [(a, t) for a, t in followed if t.kind == "module"]
+        if modules:
+            alias, target = modules[0]
+            return [], Meaning("alias", aliases=target.via or (alias,), module=target.path)
         values = [t.via for _, t in followed if t.kind == "value" and t.via]
         values += [(a,) for a in rows if a.kind == ASSIGNED]
         if values:  # the aliases followed, the assignment last
@@ -128,9 +133,15 @@ class NameFinder:
             return [], made
         if followed:  # an alias of something the index does not define
             return [], Meaning("alias", aliases=(followed[0][0],))
-        if qualifier and qualifier[:1].islower():  # a variable (`c`, `mx.tree`), not a class
-            return self._receiver(q.last, qualifier)
         return [], None
+
+    def through_receiver(self, q: SymbolQuestion) -> tuple[list[SymbolDef], Meaning | None]:
+        """`c.URLParam`, `mx.tree.find`: the method the code's stated types say it is, or the
+        candidates and why the table cannot tell."""
+        qualifier = q.name.rpartition(".")[0]
+        if not qualifier[:1].islower():  # a class (`Router.get`), not a variable
+            return [], None
+        return self._receiver(q.last, qualifier)
 
     # -- aliases ---------------------------------------------------------------------------
 
@@ -277,7 +288,7 @@ def _fits(a: SymbolAlias, qualifier: str) -> bool:
     owner = qualifier.rpartition(".")[2]
     if _owned(a, owner):
         return True
-    return a.owner in _MODULE_OWNERS and _in_module(a.path, owner)
+    return a.owner in _MODULE_OWNERS and _in_module(a.repo, a.path, owner)
 
 
 def _owned(a: SymbolAlias, owner: str) -> bool:
@@ -286,10 +297,20 @@ def _owned(a: SymbolAlias, owner: str) -> bool:
     return a.owner == owner or a.owner.rpartition(".")[2] == owner
 
 
-def _in_module(path: str, module: str) -> bool:
+def _in_module(repo: str, path: str, module: str) -> bool:
+    """Whether `module` names the file at `path`: its name, a directory above it, or (a
+    package's root file: `__init__.py`, `index.js`, `lib.rs`) the package itself."""
     stem = path.rpartition("/")[2].partition(".")[0]
     parts = path.split("/")[:-1]
-    return module in (stem, *parts) or (stem in ("__init__", "index", "mod") and module in parts)
+    if module in (stem, *parts):
+        return True
+    crate = repo.rpartition("/")[2].replace("-", "_")
+    if stem in ("lib", "main") and path.endswith(".rs"):  # a crate's root: `any_crate::name`
+        return True
+    return stem in _ROOT_FILES and module.replace("-", "_") in (crate, *parts)
+
+
+_ROOT_FILES = frozenset({"__init__", "index", "mod", "lib", "main"})
 
 
 def _distinct(defs: Iterable[SymbolDef]) -> list[SymbolDef]:

@@ -18,58 +18,17 @@ here looks at other files: the expressions are resolved when a question is asked
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 
 from tree_sitter import Node
 
-from bot.code.grammars.base import type_name
-from bot.code.lines import ENCODING
 from bot.symbols.links import dotted
+from bot.symbols.typenames import first_named, stated_type, text, value_type
 
 _UNTYPED = ""  # a name given two types in one scope
 FIELD_OF = ">"  # `Mux>tree`: the type of field `tree` of Mux
-_NULLS = frozenset({"None", "null", "undefined", "nil", "void"})
-_OPTIONAL = re.compile(r"^(?:typing\.|t\.)?Optional\[(.*)\]$")
-_LIST_ITEM = re.compile(r"^[A-Za-z_$][\w$-]*$")
-_MAX_LISTED = 64  # names kept of one list constant
 _CLASS_LIKE = frozenset({"class", "struct", "interface", "trait", "impl", "enum"})
 _RECEIVER_ROOTS = frozenset({"self", "this", "cls"})
-
-
-def text(node: Node | None, src: bytes) -> str:
-    if node is None:
-        return ""
-    return src[node.start_byte : node.end_byte].decode(ENCODING, "replace")
-
-
-def stated_type(raw: str) -> str:
-    """A declared type as a dotted name: `*Mux` -> Mux, `Optional[Foo]` -> Foo, `"Bar"` ->
-    Bar, `Foo | undefined` -> Foo, `&'a mut Stack<T>` -> Stack; "" when it names none."""
-    raw = raw.strip().lstrip(":").strip().strip("\"'")
-    optional = _OPTIONAL.match(raw)
-    if optional:
-        raw = optional.group(1)
-    members = [m.strip() for m in _split_union(raw)]
-    members = [m for m in members if m and m not in _NULLS]
-    if len(members) != 1:
-        return ""
-    return dotted(type_name(members[0].strip("\"'")))
-
-
-def _split_union(raw: str) -> list[str]:
-    """`A | B[C | D]` -> [`A`, `B[C | D]`]: the top-level members of a union."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(raw):
-        if ch in "[<(":
-            depth += 1
-        elif ch in "]>)":
-            depth -= 1
-        elif ch == "|" and depth == 0:
-            parts.append(raw[start:i])
-            start = i + 1
-    parts.append(raw[start:])
-    return parts
 
 
 class Bindings:
@@ -115,9 +74,9 @@ class Bindings:
     def receiver_type(self, scope: str, chain: str) -> str:
         """The type expression of a receiver written `chain` (`c`, `c.tree`, `self.x`)."""
         root, *fields = chain.split(".")
-        if root in _RECEIVER_ROOTS:  # `self.x`: a field this file states the type of
-            owner = self.class_of(scope)
-            if not owner or not fields or not self.fields.get((owner, fields[0])):
+        owner = self.class_of(scope) if root in _RECEIVER_ROOTS else ""
+        if owner:  # `self.x`: a field this file states the type of
+            if not fields or not self.fields.get((owner, fields[0])):
                 return ""
             base = owner
         else:
@@ -138,58 +97,6 @@ class Bindings:
         results = tuple(sorted((s, k) for s, k in self.results.items() if k))
         lists = tuple(sorted((name, line, names) for name, (line, names) in self.lists.items()))
         return fields, results, lists
-
-
-def listed_names(node: Node | None, src: bytes) -> tuple[str, ...] | None:
-    """The names an array/list/tuple literal of strings holds (`['get', 'post'] as const`)."""
-    while node is not None and node.type in ("as_expression", "satisfies_expression", "call"):
-        node = node.named_child(0)  # TypeScript's `as const`, Ruby's `%w[...].freeze`
-    if node is None or node.type not in ("array", "list", "tuple", "set", "string_array"):
-        return None
-    names = []
-    for item in node.named_children:
-        if item.type == "comment":
-            continue
-        if item.type not in ("string", "bare_string"):
-            return None
-        name = text(item, src).strip("\"'`")
-        if not _LIST_ITEM.match(name):
-            return None
-        names.append(name)
-    return tuple(names[:_MAX_LISTED]) if names else None
-
-
-# -- values: the type a value gives the variable it is assigned to ---------------------------
-
-_CALLS = frozenset({"call_expression", "call"})
-_NOT_CONSTRUCTORS = frozenset({"require", "import"})  # modules: `bot.symbols.imports`
-_NEW = {"new_expression": "constructor", "object_creation_expression": "type"}
-_LITERALS = {"composite_literal": "type", "struct_expression": "name"}
-
-
-def value_type(node: Node | None, src: bytes) -> str:
-    """The type expression a value states: `new Foo()`, `Foo{}`, `&Foo{}`, `Foo::new()` and
-    `NewFoo()` (what the call returns), `x as Foo`; "" for anything else."""
-    if node is None:
-        return ""
-    kind = node.type
-    if kind in _NEW:
-        return stated_type(text(node.child_by_field_name(_NEW[kind]), src))
-    if kind in _LITERALS:
-        return stated_type(text(node.child_by_field_name(_LITERALS[kind]), src))
-    if kind == "unary_expression" and text(node.child_by_field_name("operator"), src) == "&":
-        return value_type(node.child_by_field_name("operand"), src)
-    if kind in ("as_expression", "type_assertion_expression"):
-        typed = node.named_child(node.named_child_count - 1)
-        return stated_type(text(typed, src))
-    if kind in _CALLS:
-        callee = dotted(text(node.child_by_field_name("function"), src))
-        return f"{callee}()" if callee and callee not in _NOT_CONSTRUCTORS else ""
-    if kind == "method_invocation":  # Java: `Foo.create()`, `create()`
-        owner, name = node.child_by_field_name("object"), node.child_by_field_name("name")
-        callee = dotted(".".join(t for t in (text(owner, src), text(name, src)) if t))
-        return f"{callee}()" if callee else ""
-    return ""
 
 
 # -- declarations, by node type -----------------------------------------------------------------
@@ -245,8 +152,8 @@ def _short_var(node: Node, src: bytes) -> list[tuple[str, str, bool]]:
         return []
     if right.named_child_count != 1:
         return []
-    name = left.named_child(0)
-    kind = value_type(right.named_child(0), src)
+    name = first_named(left)
+    kind = value_type(first_named(right), src)
     return [(text(name, src), kind, False)] if name is not None and kind else []
 
 

@@ -32,24 +32,23 @@ from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
-from bot.symbols.bindings import Bindings, listed_names, text
+from bot.symbols.bindings import Bindings
 from bot.symbols.imports import required, rust_uses
 from bot.symbols.links import dotted
-from bot.symbols.model import ALIAS, ASSIGNED, EVERY_NAME, GENERATED
+from bot.symbols.model import ALIAS, ASSIGNED, EVERY_NAME
 from bot.symbols.packed import AliasRow
 from bot.symbols.python_links import read_imports as read_python_imports
+from bot.symbols.typenames import first_named, listed_names, text
 
 _MAX_EXPRESSION = 80  # characters of an assigned expression kept
-_LOOP_DEPTH = 8  # parents walked up from an assignment to find its loop
-_FUNCTIONS = frozenset(
+FUNCTIONS = frozenset(
     {"function", "function_expression", "arrow_function", "generator_function", "class"}
 )
-_CHAINS = frozenset(
+CHAINS = frozenset(
     {"identifier", "member_expression", "attribute", "selector_expression", "scoped_identifier"}
 )
-_CALLS = frozenset({"call_expression", "call", "new_expression"})
+CALLS = frozenset({"call_expression", "call", "new_expression"})
 _EXPORTS = ("module.exports", "exports")
-_ITERATORS = frozenset({"forEach", "map"})
 
 
 @dataclass
@@ -82,13 +81,13 @@ class Found:
         return list(dict.fromkeys(self.rows))
 
 
-def _expression(node: Node, src: bytes) -> str:
+def expression(node: Node, src: bytes) -> str:
     raw = " ".join(text(node, src).split())
     return raw if len(raw) <= _MAX_EXPRESSION else raw[: _MAX_EXPRESSION - 1] + "…"
 
 
-def _chain(node: Node | None, src: bytes) -> str:
-    return dotted(text(node, src)) if node is not None and node.type in _CHAINS else ""
+def dotted_chain(node: Node | None, src: bytes) -> str:
+    return dotted(text(node, src)) if node is not None and node.type in CHAINS else ""
 
 
 # -- JavaScript and TypeScript ------------------------------------------------------------------
@@ -96,25 +95,25 @@ def _chain(node: Node | None, src: bytes) -> str:
 
 def _js_value(found: Found, name: str, owner: str, value: Node, stmt: Node, src: bytes) -> None:
     """`name` (on `owner`) bound to `value` at `stmt`."""
-    if value.type in _FUNCTIONS:
+    if value.type in FUNCTIONS:
         return  # a definition already (`bot.code.grammars.javascript`)
     module = required(value, src)
     if module is not None:
         found.add(name, ALIAS, module[1], stmt, module=module[0], owner=owner)
-    elif value.type in _CHAINS:
-        found.add(name, ALIAS, _chain(value, src), stmt, owner=owner)
-    elif value.type in _CALLS or value.type == "await_expression":
-        found.add(name, ASSIGNED, _expression(value, src), stmt, owner=owner)
+    elif value.type in CHAINS:
+        found.add(name, ALIAS, dotted_chain(value, src), stmt, owner=owner)
+    elif value.type in CALLS or value.type == "await_expression":
+        found.add(name, ASSIGNED, expression(value, src), stmt, owner=owner)
 
 
 def _js_assignment(found: Found, stmt: Node, bound: frozenset[str], src: bytes) -> None:
-    expression = stmt.named_child(0) if stmt.type == "expression_statement" else stmt
+    expression = first_named(stmt) if stmt.type == "expression_statement" else stmt
     if expression is None or expression.type != "assignment_expression":
         return
     left, right = expression.child_by_field_name("left"), expression.child_by_field_name("right")
     if left is None or right is None or left.type != "member_expression":
         return
-    target = _chain(left, src)
+    target = dotted_chain(left, src)
     owner, _, name = target.rpartition(".")
     if not owner:
         return
@@ -125,8 +124,8 @@ def _js_assignment(found: Found, stmt: Node, bound: frozenset[str], src: bytes) 
     owner = owner.removesuffix(".prototype")
     if exported or (stmt.parent is not None and stmt.parent.type == "program"):
         _js_value(found, name, "module.exports" if exported else owner, right, stmt, src)
-    elif right.type in _CHAINS and _chain(right, src).partition(".")[0] in bound:
-        found.add(name, ALIAS, _chain(right, src), stmt, owner=owner)  # `ky.stop = stop`
+    elif right.type in CHAINS and dotted_chain(right, src).partition(".")[0] in bound:
+        found.add(name, ALIAS, dotted_chain(right, src), stmt, owner=owner)  # `ky.stop = stop`
 
 
 def _module_exports(found: Found, value: Node, stmt: Node, src: bytes) -> None:
@@ -162,7 +161,7 @@ def _js_export(found: Found, stmt: Node, src: bytes, bindings: Bindings) -> None
         star = any(c.type == "*" for c in stmt.children)
         space = next((c for c in stmt.named_children if c.type == "namespace_export"), None)
         if space is not None and module:  # export * as ns from './m'
-            found.add(text(space.named_child(0), src), ALIAS, "", stmt, module=module)
+            found.add(text(first_named(space), src), ALIAS, "", stmt, module=module)
         elif star and module:
             found.add(EVERY_NAME, ALIAS, EVERY_NAME, stmt, module=module)
         return
@@ -211,7 +210,7 @@ def _python_exports(
     found: Found, node: Node, src: bytes, bound: frozenset[str], b: Bindings, scope: str
 ) -> None:
     """Assignments at the top of a module or class (the query captures only those)."""
-    assignment = node.named_child(0) if node.type == "expression_statement" else None
+    assignment = first_named(node) if node.type == "expression_statement" else None
     if assignment is None or assignment.type != "assignment":
         return
     left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
@@ -226,9 +225,9 @@ def _python_exports(
         else:
             b.lists[name] = (found.line_of(node.start_byte), listed)
     elif right.type in ("identifier", "attribute"):
-        found.add(name, ALIAS, _chain(right, src), node, owner=owner)
+        found.add(name, ALIAS, dotted_chain(right, src), node, owner=owner)
     elif right.type == "call":
-        found.add(name, ASSIGNED, _expression(right, src), node, owner=owner)
+        found.add(name, ASSIGNED, expression(right, src), node, owner=owner)
 
 
 def python_reexports(found: Found, statements: list[Node], src: bytes) -> None:
@@ -284,146 +283,9 @@ def _go_exports(
         if len(names) != 1 or len(values) != 1:
             continue
         if values[0].type in ("identifier", "selector_expression"):
-            found.add(text(names[0], src), ALIAS, _chain(values[0], src), spec)
+            found.add(text(names[0], src), ALIAS, dotted_chain(values[0], src), spec)
         elif values[0].type in ("call_expression", "composite_literal", "unary_expression"):
-            found.add(text(names[0], src), ASSIGNED, _expression(values[0], src), spec)
-
-
-# -- members made in a loop -------------------------------------------------------------------
-
-
-def _loop_of(node: Node, variable: str, src: bytes) -> tuple[Node, Node] | None:
-    """The loop over names that binds `variable` around `node`: (loop, iterable)."""
-    at: Node | None = node
-    for _ in range(_LOOP_DEPTH):
-        at = at.parent if at is not None else None
-        if at is None:
-            return None
-        if at.type in ("do_block", "block") and at.child_by_field_name("parameters") is not None:
-            return _ruby_loop(at, variable, src)
-        if at.type in ("for_in_statement", "for_statement"):
-            left, right = at.child_by_field_name("left"), at.child_by_field_name("right")
-            if left is not None and right is not None and _declares(left, variable, src):
-                return at, right
-        elif at.type in ("arrow_function", "function_expression", "function"):
-            return _callback_loop(at, variable, src)
-    return None
-
-
-def _declares(left: Node, variable: str, src: bytes) -> bool:
-    if left.type == "identifier":
-        return text(left, src) == variable
-    return any(c.type == "identifier" and text(c, src) == variable for c in left.named_children)
-
-
-def _ruby_loop(block: Node, variable: str, src: bytes) -> tuple[Node, Node] | None:
-    """`names.each do |m| ... end`: the call and `names`, when m is the block's parameter."""
-    parameters = block.child_by_field_name("parameters")
-    first = parameters.named_child(0) if parameters is not None else None
-    call = block.parent
-    if first is None or text(first, src) != variable or call is None or call.type != "call":
-        return None
-    if text(call.child_by_field_name("method"), src) not in _RUBY_ITERATORS:
-        return None
-    iterable = call.child_by_field_name("receiver")
-    return (call, iterable) if iterable is not None else None
-
-
-_RUBY_ITERATORS = frozenset({"each", "each_with_index", "map", "each_key"})
-
-
-def _callback_loop(function: Node, variable: str, src: bytes) -> tuple[Node, Node] | None:
-    """`names.forEach(function (m) {...})`: the call and `names`, when m is its first parameter."""
-    parameters = function.child_by_field_name("parameters") or function.child_by_field_name(
-        "parameter"
-    )
-    first = parameters.named_child(0) if parameters is not None else None
-    if parameters is not None and parameters.type == "identifier":
-        first = parameters
-    if first is None or text(first, src) != variable:
-        return None
-    arguments = function.parent
-    call = arguments.parent if arguments is not None else None
-    if call is None or call.type != "call_expression":
-        return None
-    callee = call.child_by_field_name("function")
-    if callee is None or callee.type != "member_expression":
-        return None
-    if text(callee.child_by_field_name("property"), src) not in _ITERATORS:
-        return None
-    iterable = callee.child_by_field_name("object")
-    return (call, iterable) if iterable is not None else None
-
-
-def _generated(
-    found: Found,
-    at: Node,
-    owner: str,
-    key: Node,
-    value: Node | None,
-    src: bytes,
-    b: Bindings,
-    scope: str,
-) -> None:
-    """Members of `owner` made for each name the loop around `at` binds to `key`."""
-    variable = text(key, src) if key.type == "identifier" else ""
-    loop = _loop_of(at, variable, src) if variable else None
-    if loop is None or not owner:
-        return
-    statement, iterable = loop
-    chain = _chain(iterable, src) or (text(iterable, src) if iterable.type == "constant" else "")
-    listed = listed_names(iterable, src) or b.lists.get(chain, (0, None))[1]  # or one above
-    if listed is None and (not chain or value is None or value.type not in _MADE):
-        return  # a loop copying data (`for k of Object.keys(x)`), not making members
-    if owner in ("this", "self", "cls"):
-        owner = b.class_of(scope) or owner
-    owner = owner.removesuffix(".prototype")
-    if listed is not None:
-        for name in listed:
-            found.add(name, GENERATED, _expression(iterable, src), at, owner=owner, span=statement)
-    else:
-        found.add(EVERY_NAME, GENERATED, chain, at, owner=owner, span=statement)
-
-
-# Values that make a member (not copied data); Ruby's define_method's block.
-_MADE = _FUNCTIONS | _CALLS | _CHAINS | {"do_block", "block"}
-
-
-def read_loops(
-    language: str,
-    nodes: list[Node],
-    src: bytes,
-    found: Found,
-    bindings: Bindings,
-    owner_of: Callable[[int], str],
-) -> None:
-    """Members assigned to computed names in loops (`ky[m] = ...`, `setattr(cls, m, f)`)."""
-    for node in nodes:
-        scope = owner_of(node.start_byte)
-        if node.type == "assignment_expression":  # JavaScript, TypeScript
-            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-            if left is None or left.type != "subscript_expression":
-                continue
-            owner = _chain(left.child_by_field_name("object"), src) or text(
-                left.child_by_field_name("object"), src
-            )
-            key = left.child_by_field_name("index")
-            if key is not None:
-                _generated(found, node, owner, key, right, src, bindings, scope)
-        elif node.type == "call" and language == "ruby":  # define_method(name) { ... }
-            arguments = node.child_by_field_name("arguments")
-            key = arguments.named_child(0) if arguments is not None else None
-            block = node.child_by_field_name("block")
-            if key is not None:
-                _generated(found, node, "self", key, block or key, src, bindings, scope)
-        elif node.type == "call" and language == "python":
-            function = node.child_by_field_name("function")
-            arguments = node.child_by_field_name("arguments")
-            given = arguments.named_children if arguments is not None else []
-            if text(function, src) != "setattr" or len(given) != 3:
-                continue
-            owner = _chain(given[0], src)
-            _generated(found, node, owner, given[1], given[2], src, bindings, scope)
+            found.add(text(names[0], src), ASSIGNED, expression(values[0], src), spec)
 
 
 ExportReader = Callable[[Found, Node, bytes, frozenset[str], Bindings, str], None]

@@ -24,9 +24,10 @@ from bot.models import Span
 from bot.symbols.bindings import Bindings, read_bindings, read_results
 from bot.symbols.definitions import Definitions
 from bot.symbols.exports import Found as Aliases
-from bot.symbols.exports import python_reexports, read_exports, read_loops
+from bot.symbols.exports import python_reexports, read_exports
 from bot.symbols.imports import read_imports as read_other_imports
 from bot.symbols.links import Binding, FileLinks, dotted
+from bot.symbols.loops import read_loops
 from bot.symbols.model import FileSymbols
 from bot.symbols.packed import EMPTY, AliasRow, PackedSymbols
 from bot.symbols.python_links import read_imports

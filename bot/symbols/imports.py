@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterator
 
 from tree_sitter import Node
 
-from bot.symbols.bindings import text
 from bot.symbols.links import Binding
+from bot.symbols.typenames import first_named, text
 
 _VERSION = re.compile(r"^v\d+$")
 
@@ -69,7 +69,7 @@ def required(value: Node | None, src: bytes) -> tuple[str, str] | None:
     if text(value.child_by_field_name("function"), src) != "require":
         return None
     arguments = value.child_by_field_name("arguments")
-    first = arguments.named_child(0) if arguments is not None else None
+    first = first_named(arguments) if arguments is not None else None
     if first is None or first.type != "string":
         return None
     return _unquoted(first, src), member
@@ -93,6 +93,10 @@ def _require(node: Node, src: bytes) -> list[Binding]:
             key, value = part.child_by_field_name("key"), part.child_by_field_name("value")
             if value is not None and value.type == "identifier":
                 out.append(Binding(text(value, src), module, text(key, src)))
+        elif part.type == "rest_pattern":  # `...rest`: the module's other names
+            rest = first_named(part)
+            if rest is not None and rest.type == "identifier":
+                out.append(Binding(text(rest, src), module, ""))
     return out
 
 
@@ -145,7 +149,7 @@ def _use_tree(node: Node, prefix: str, src: bytes) -> Iterator[tuple[str, str, s
         for _, module, name in _use_tree(inner, prefix, src) if inner is not None else ():
             yield alias, module, name
     elif kind == "use_wildcard":
-        inner = node.named_child(0)
+        inner = first_named(node)
         yield "*", _joined(prefix, text(inner, src) if inner is not None else ""), "*"
     elif kind == "scoped_use_list":
         head = node.child_by_field_name("path")
