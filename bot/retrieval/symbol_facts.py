@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -29,10 +29,10 @@ from bot.retrieval.repomap import RepoMap, RepoMapper
 from bot.retrieval.symbol_calls import Attribution, CallJudge
 from bot.retrieval.symbol_chunks import Line, Span, SymbolChunks, span
 from bot.retrieval.symbol_inherited import Inherited, inherited
-from bot.retrieval.symbol_names import Meaning, NameFinder
+from bot.retrieval.symbol_names import Meaning, NameFinder, NameLookup
 from bot.retrieval.symbol_questions import SymbolQuestion, detect_symbol_question
 from bot.store.symbols.lookup import named
-from bot.symbols.model import FileFacts, RankedSymbol, SymbolAlias, SymbolDef, SymbolRef
+from bot.symbols.model import RankedSymbol, SymbolAlias, SymbolDef, SymbolRef
 
 log = logging.getLogger(__name__)
 
@@ -49,25 +49,9 @@ _KIND_FAMILIES = (
 )
 
 
-class SymbolLookup(Protocol):
-    """The part of the symbol store (`bot.store.symbols.table.SymbolStore`) these answers use."""
-
-    def definitions(
-        self, name: str, *, repos: frozenset[str] | None, limit: int = 20
-    ) -> list[SymbolDef]: ...
-
-    def aliases(
-        self, name: str, *, repos: frozenset[str] | None, limit: int = 50
-    ) -> list[SymbolAlias]: ...
-
-    def references(
-        self,
-        name: str,
-        *,
-        repos: frozenset[str] | None,
-        calls_only: bool = False,
-        limit: int = 50,
-    ) -> list[SymbolRef]: ...
+class SymbolLookup(NameLookup, Protocol):
+    """The part of the symbol store (`bot.store.symbols.table.SymbolStore`) these answers use:
+    `NameLookup`'s definitions, aliases, references and file facts, and these."""
 
     def reference_count(
         self, name: str, *, repos: frozenset[str] | None, calls_only: bool = False
@@ -76,10 +60,6 @@ class SymbolLookup(Protocol):
     def top_symbols(self, repo: str, *, limit: int = 30) -> list[RankedSymbol]: ...
 
     def commits(self) -> dict[str, str]: ...
-
-    def file_facts(self, repo: str, paths: Iterable[str]) -> dict[str, FileFacts]: ...
-
-    def paths(self, repo: str) -> list[str]: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,8 @@ reads more than one statement). Sites are decoded as in SQLite
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from bot.store.symbols.lookup import decode_sites, name_indexes
 from bot.store.symbols.ranking import FileNames, rank
@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     import psycopg
 
     Conn = psycopg.Connection[tuple[object, ...]]
+
+T = TypeVar("T")
 
 DEF_COLUMNS = "f.repo, f.path, d.name, d.symbol, d.kind, d.start_line, d.end_line"
 ALIAS_COLUMNS = (
@@ -49,14 +51,22 @@ def row_alias(row: Sequence[object]) -> SymbolAlias:
 
 def _aliases(c: Conn, fids: list[int]) -> dict[int, list[SymbolAlias]]:
     """The aliases of every file in `fids`, in one query."""
-    found: dict[int, list[SymbolAlias]] = {fid: [] for fid in fids}
+    return _by_file(c, fids, f"{ALIAS_COLUMNS} FROM sym_aliases a", "a", row_alias)
+
+
+def _by_file(
+    c: Conn, fids: list[int], rows_from: str, alias: str, make: Callable[[Sequence[object]], T]
+) -> dict[int, list[T]]:
+    """`make` of each row of a per-file table (`rows_from`, aliased `alias`), by file, in
+    one query; every file of `fids` is a key."""
+    found: dict[int, list[T]] = {fid: [] for fid in fids}
     rows = c.execute(
-        f"SELECT a.fid, {ALIAS_COLUMNS} FROM sym_aliases a JOIN sym_files f ON f.fid = a.fid "
-        "WHERE a.fid = ANY(%s) ORDER BY a.fid, a.seq",
+        f"SELECT {alias}.fid, {rows_from} JOIN sym_files f ON f.fid = {alias}.fid "
+        f"WHERE {alias}.fid = ANY(%s) ORDER BY {alias}.fid, {alias}.seq",
         (fids,),
     ).fetchall()
     for row in rows:
-        found[int(str(row[0]))].append(row_alias(row[1:]))
+        found[int(str(row[0]))].append(make(row[1:]))
     return found
 
 
@@ -109,15 +119,7 @@ def collect(
 
 def _definitions(c: Conn, fids: list[int]) -> dict[int, list[SymbolDef]]:
     """The definitions of every file in `fids`, in one query."""
-    defs: dict[int, list[SymbolDef]] = {fid: [] for fid in fids}
-    rows = c.execute(
-        f"SELECT d.fid, {DEF_COLUMNS} FROM sym_defs d JOIN sym_files f ON f.fid = d.fid "
-        "WHERE d.fid = ANY(%s) ORDER BY d.fid, d.seq",
-        (fids,),
-    ).fetchall()
-    for row in rows:
-        defs[int(str(row[0]))].append(row_def(row[1:]))
-    return defs
+    return _by_file(c, fids, f"{DEF_COLUMNS} FROM sym_defs d", "d", row_def)
 
 
 def count(found: list[Candidate], last: str, folded: bool, calls_only: bool) -> int:

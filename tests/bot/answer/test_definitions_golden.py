@@ -14,14 +14,13 @@ regenerate with `UPDATE_GOLDEN=1 pytest tests/bot/answer/test_definitions_golden
 
 from __future__ import annotations
 
-import difflib
-import os
 from pathlib import Path
 
 import pytest
 
 from bot.config import FileConfig, Settings
 from bot.core import CLI, Core
+from tests.support.golden import check_golden
 from tests.support.paths import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures" / "definitions"
@@ -64,16 +63,4 @@ def core(make_repo, request: pytest.FixtureRequest):
 @pytest.mark.parametrize("core", LANGUAGES, indirect=True)
 def test_definition_answers_match_golden(core) -> None:
     bot, language = core
-    actual = answers(bot, language)
-    golden = GOLDEN / f"{language}.txt"
-    if os.environ.get("UPDATE_GOLDEN") == "1":
-        golden.write_text(actual, encoding="utf-8")
-    expected = golden.read_text(encoding="utf-8") if golden.exists() else ""
-    if actual != expected:
-        diff = difflib.unified_diff(
-            expected.splitlines(keepends=True),
-            actual.splitlines(keepends=True),
-            f"golden/{language}.txt",
-            "actual",
-        )
-        raise AssertionError(f"{language} answers changed (UPDATE_GOLDEN=1):\n" + "".join(diff))
+    check_golden(GOLDEN / f"{language}.txt", answers(bot, language), f"{language} answers")

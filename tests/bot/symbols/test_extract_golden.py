@@ -6,13 +6,12 @@ regenerate with `UPDATE_GOLDEN=1 pytest tests/bot/symbols/test_extract_golden.py
 
 from __future__ import annotations
 
-import difflib
-import os
 from pathlib import Path
 
 from bot.code.languages import language_for
 from bot.symbols.extract import extract_text
 from bot.symbols.links import BARE, BUILTIN, OTHER, QUALIFIED, SELF, SUPER, TYPED
+from tests.support.golden import check_golden
 from tests.support.paths import POLYGLOT
 
 HERE = Path(__file__).resolve().parent
@@ -76,18 +75,7 @@ def forms(bits: int) -> str:
 
 
 def test_polyglot_symbols_match_golden() -> None:
-    actual = render()
-    if os.environ.get("UPDATE_GOLDEN") == "1":
-        GOLDEN.write_text(actual, encoding="utf-8")
-    expected = GOLDEN.read_text(encoding="utf-8") if GOLDEN.exists() else ""
-    if actual != expected:
-        diff = difflib.unified_diff(
-            expected.splitlines(keepends=True),
-            actual.splitlines(keepends=True),
-            "golden/polyglot_symbols.txt",
-            "actual",
-        )
-        raise AssertionError("symbols changed (UPDATE_GOLDEN=1 to accept):\n" + "".join(diff))
+    check_golden(GOLDEN, render(), "symbols")
 
 
 def test_golden_has_symbols_in_every_syntax_language() -> None:
