@@ -41,12 +41,19 @@ class Bindings:
         self.results: dict[str, str] = {}
         self.lists: dict[str, tuple[int, tuple[str, ...]]] = {}  # name -> (line, names)
         self.exported: tuple[str, ...] | None = None  # a Python module's `__all__`
+        self.names: set[str] = set()  # every variable some scope types
 
     def bind(self, scope: str, name: str, kind: str) -> None:
         if not name or not kind:
             return
+        self.names.add(name)
         names = self.scopes.setdefault(scope, {})
         names[name] = kind if names.get(name, kind) == kind else _UNTYPED
+
+    def may_type(self, chain: str) -> bool:
+        """Whether `receiver_type` can type `chain` at all (cheap: no scope is looked up)."""
+        root = chain.partition(".")[0]
+        return root in self.names or (root in _RECEIVER_ROOTS and bool(self.fields))
 
     def field(self, owner: str, name: str, kind: str) -> None:
         if owner and name and kind:
@@ -310,6 +317,8 @@ def read_results(
         if result is None:
             continue
         symbol = symbol_at(node.start_byte)
+        if symbol.rpartition(".")[2] != text(node.child_by_field_name("name"), src):
+            continue  # not a definition of its own (a method an interface declares)
         kind = stated_type(text(result, src))
         if kind == "Self" and language == "rust":
             kind = into.class_of(symbol.rpartition(".")[0])

@@ -97,6 +97,8 @@ def extract_packed(root: Node, src: bytes, table: LineTable, language: str) -> P
     members = ReceiverReader(language, src, facts.bound, facts.bindings, found.owner_of)
 
     def typer(chain: str, at: int) -> str:
+        if not facts.bindings.may_type(chain):
+            return ""
         return facts.bindings.receiver_type(found.owner_of(at), chain)
 
     try:

@@ -129,8 +129,9 @@ class ReceiverReader:
         if not chain:
             return Written(OTHER_FORM)
         root = chain.partition(".")[0]
-        scope = self._owner_of(at)
-        typed = self._bindings.receiver_type(scope, chain)
+        typed = ""
+        if self._bindings.may_type(chain):
+            typed = self._bindings.receiver_type(self._owner_of(at), chain)
         if root in _SELF:
             return Written(TYPED_FORM, chain, typed) if typed else Written(OTHER_FORM)
         if root in self._bound or root in ("crate", "super"):

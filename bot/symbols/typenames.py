@@ -17,6 +17,7 @@ from bot.code.grammars.base import type_name
 from bot.code.lines import ENCODING
 from bot.symbols.links import dotted
 
+_PLAIN = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*")
 _NULLS = frozenset({"None", "null", "undefined", "nil", "void"})
 _OPTIONAL = re.compile(r"^(?:typing\.|t\.)?Optional\[(.*)\]$")
 _LIST_ITEM = re.compile(r"^[A-Za-z_$][\w$-]*$")
@@ -42,6 +43,8 @@ def last_named(node: Node | None) -> Node | None:
 def stated_type(raw: str) -> str:
     """A declared type as a dotted name: `*Mux` -> Mux, `Optional[Foo]` -> Foo, `"Bar"` ->
     Bar, `Foo | undefined` -> Foo, `&'a mut Stack<T>` -> Stack; "" when it names none."""
+    if _PLAIN.fullmatch(raw):  # most types: `Foo`, `http.Request` (no work below)
+        return raw if raw not in _NULLS else ""
     raw = raw.strip().lstrip(":").strip().strip("\"'")
     optional = _OPTIONAL.match(raw)
     if optional:
