@@ -35,7 +35,14 @@ from bot.store.history_records import (
 )
 from bot.store.jobs import Job
 from bot.store.records import ChunkRow, CorpusStats, Counts, FeedbackRow, FileRow, Run
-from bot.symbols.model import FileFacts, FileSymbols, RankedSymbol, SymbolDef, SymbolRef
+from bot.symbols.model import (
+    FileFacts,
+    FileSymbols,
+    RankedSymbol,
+    SymbolAlias,
+    SymbolDef,
+    SymbolRef,
+)
 from bot.symbols.packed import PackedSymbols
 
 
@@ -109,6 +116,9 @@ class SymbolTable(Closable, Protocol):
     def definitions(
         self, name: str, *, repos: frozenset[str] | None, limit: int = 20
     ) -> list[SymbolDef]: ...
+    def aliases(
+        self, name: str, *, repos: frozenset[str] | None, limit: int = 50
+    ) -> list[SymbolAlias]: ...
     def references(
         self,
         name: str,

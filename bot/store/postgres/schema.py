@@ -194,4 +194,20 @@ MIGRATIONS: dict[int, tuple[str, tuple[str, ...]]] = {
             )""",
         ),
     ),
+    10: (
+        "symbol table: names bound without a definition (re-exports, aliases, run-time members)",
+        (
+            # Rows written before keep answering; their aliases come with the next ingest,
+            # which re-reads every file (SYMBOLS_VERSION). Deleted with their file, like
+            # sym_defs (no foreign key: `PostgresSymbols.apply`).
+            """CREATE TABLE IF NOT EXISTS sym_aliases (
+                fid BIGINT NOT NULL, seq INTEGER NOT NULL, name TEXT NOT NULL,
+                name_key TEXT NOT NULL, kind TEXT NOT NULL, target TEXT NOT NULL,
+                module TEXT NOT NULL, owner TEXT NOT NULL,
+                start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+                PRIMARY KEY (fid, seq)
+            )""",
+            "CREATE INDEX IF NOT EXISTS sym_aliases_by_name ON sym_aliases (name_key)",
+        ),
+    ),
 }
