@@ -14,9 +14,10 @@ import json
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 PROTOCOLS = ("per-commit", "head")
 
@@ -62,7 +63,21 @@ def case_arguments(doc: str | None, *, cases: bool = True) -> argparse.ArgumentP
 
 
 def load_cases(paths: Sequence[Path]) -> list[Case]:
-    cases: list[Case] = []
+    return read_cases(paths, lambda line, where, path: _parse(line, where, path.stem))
+
+
+class _HasId(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+T = TypeVar("T", bound=_HasId)
+
+
+def read_cases(paths: Sequence[Path], parse: Callable[[str, str, Path], T]) -> list[T]:
+    """Every non-blank line of the JSONL files, parsed as `parse(line, "path:line", path)`;
+    case ids must be unique across the files."""
+    cases: list[T] = []
     seen: set[str] = set()
     for path in paths:
         try:
@@ -72,7 +87,7 @@ def load_cases(paths: Sequence[Path]) -> list[Case]:
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
-            case = _parse(line, f"{path}:{number}", path.stem)
+            case = parse(line, f"{path}:{number}", path)
             if case.id in seen:
                 raise CaseError(f"{path}:{number}: duplicate case id {case.id!r}")
             seen.add(case.id)

@@ -47,6 +47,10 @@ class RepoConfig(_Strict):
     include: tuple[str, ...] = ()  # glob patterns; empty = everything
     exclude: tuple[str, ...] = ()
     schedule: str = ""  # "15m", "1h", or a 5-field cron line; "" = the default
+    # How far back history is recorded (bot.ingest.history): None = the default horizon.
+    history_commits: int | None = Field(default=None, ge=0)
+    history_days: int | None = Field(default=None, ge=0)
+    history: bool = True  # False: record no commits for this repository
 
     @property
     def location(self) -> str:
@@ -138,6 +142,9 @@ class Settings(BaseSettings):
         float, Field(validation_alias=_env("CODECITE_PINECONE_TIMEOUT"), gt=0)
     ] = 30.0
     github_token: Annotated[SecretStr | None, Field(validation_alias=_env("GITHUB_TOKEN"))] = None
+    github_api_url: Annotated[str, Field(validation_alias=_env("CODECITE_GITHUB_API_URL"))] = (
+        "https://api.github.com"
+    )
     webhook_secret: Annotated[
         SecretStr | None, Field(validation_alias=_env("CODECITE_WEBHOOK_SECRET"))
     ] = None
@@ -308,6 +315,10 @@ def load_file_config(path: Path | None, platform_sections: Collection[str] = ())
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise ConfigError(f"Config file not found: {path}") from exc
+    except IsADirectoryError as exc:  # what a container engine mounts for a missing file
+        raise ConfigError(
+            f"Config file {path} is a directory, not a file: write codecite.toml there."
+        ) from exc
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"Config file {path} is not valid TOML: {exc}") from exc
     channels = data.get("channels", {})

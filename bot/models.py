@@ -204,16 +204,43 @@ class Question:
 
 
 @dataclass(frozen=True, slots=True)
+class ChangeRef:
+    """A commit as a citation shows it: what last changed the cited lines, or the cited
+    commit itself. `sha` "" means older than the recorded history (`date` its start)."""
+
+    sha: str
+    date: str  # YYYY-MM-DD (author date)
+    author: str = ""
+    subject: str = ""
+    pr: int | None = None
+    url: str = ""  # the commit's page, "" for local repositories
+    pr_url: str = ""
+
+    @property
+    def note(self) -> str:
+        """`last changed 3b16957c (2025-03-02, #2873)`."""
+        if not self.sha:
+            return f"last changed before {self.date} (older than the recorded history)"
+        pr = f", #{self.pr}" if self.pr else ""
+        return f"last changed {self.sha[:8]} ({self.date}{pr})"
+
+
+@dataclass(frozen=True, slots=True)
 class Citation:
     repo: str
     path: str
     start_line: int
     end_line: int
-    url: str  # permalink at the indexed commit, or "" for local repositories
+    url: str  # permalink at the indexed commit (or the commit's page), "" for local ones
     symbol: str = ""
+    kind: Literal["code", "commit"] = "code"
+    sha: str = ""  # a commit citation's full sha
+    changed: ChangeRef | None = None  # code: what last changed the lines; commit: itself
 
     @property
     def label(self) -> str:
+        if self.kind == "commit":
+            return self.sha[:8]
         return line_label(self.path, self.start_line, self.end_line)
 
 
@@ -235,6 +262,17 @@ AnswerMode = Literal["llm", "extractive", "empty"]
 
 
 @dataclass(frozen=True, slots=True)
+class Attachment:
+    """A file that goes with an answer (an architecture diagram), uploaded beside its text."""
+
+    filename: str  # "chi-architecture.png"
+    data: bytes
+    mime: str  # "image/png"
+    title: str
+    alt_text: str = ""  # the same content as text (the diagram's Mermaid source)
+
+
+@dataclass(frozen=True, slots=True)
 class Answer:
     """Markdown text whose citation labels (`path:L10-L42`) match `citations`."""
 
@@ -245,3 +283,4 @@ class Answer:
     timings: dict[str, float] = field(default_factory=dict)
     mode: AnswerMode = "llm"
     answer_id: str = ""  # its record for 👍/👎 feedback; "" when it could not be stored
+    attachments: tuple[Attachment, ...] = ()  # files shown with the text (a diagram)

@@ -115,8 +115,20 @@ def _run_line(run: Run, live: bool) -> str:
         f"    last run {when} ({run.trigger}, {run.seconds:.1f}s): "
         f"files +{run.files_added} ~{run.files_changed} -{run.files_removed}, "
         f"chunks +{run.chunks_added} -{run.chunks_removed}, "
-        f"{run.embedding_tokens:,} embedding tokens"
+        f"{run.embedding_tokens:,} embedding tokens" + _left_out(run)
     )
+
+
+def _left_out(run: Run) -> str:
+    """What the run kept out of the index for holding secrets, as a sentence's tail."""
+    parts = []
+    if run.secret_files:
+        parts.append(_count(run.secret_files, "file holding a secret", "files holding secrets"))
+    if run.key_blocks:
+        parts.append(_count(run.key_blocks, "private key block"))
+    if run.redactions:
+        parts.append(_count(run.redactions, "other secret") + " redacted")
+    return f"; left out: {_listed(parts)}" if parts else ""
 
 
 def repos_text(indexed: Iterable[RepoState], scope: frozenset[str] | None) -> str:

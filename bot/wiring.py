@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from bot.index.pinecone.index import PineconeIndex
     from bot.retrieval.hyde import HydeExpander
     from bot.retrieval.prune import Pruner
-    from bot.store.base import StoreSet, SymbolTable
+    from bot.store.base import HistoryRecords, StoreSet, SymbolTable
 
 log = logging.getLogger(__name__)
 
@@ -118,13 +118,14 @@ def make_symbols(settings: Settings, stores: StoreSet | None = None) -> SymbolTa
 
 def ingest_parts(
     settings: Settings,
-) -> tuple[Index, Embedder | None, SymbolTable | None, Callable[[], None]]:
+) -> tuple[Index, Embedder | None, SymbolTable | None, HistoryRecords | None, Callable[[], None]]:
     """What an ingest writes through, opened afresh (in an ingest's child process,
     `bot.jobs.offload`), and the function that closes it all."""
     stores = make_stores(settings)
     index = make_index(settings, stores)
     embedder = make_embedder(settings, stores)
     symbols = make_symbols(settings, stores)
+    history = stores.history
 
     def close() -> None:
         for resource in (embedder, index, symbols, stores):
@@ -132,7 +133,7 @@ def ingest_parts(
             if closer is not None:
                 closer()
 
-    return index, embedder, symbols, close
+    return index, embedder, symbols, history, close
 
 
 def make_llm(settings: Settings, *, model: str | None = None) -> LLM | None:
@@ -196,8 +197,11 @@ def make_composer(
     expander: HydeExpander | None = None,
     pruner: Pruner | None = None,
 ) -> Composer:
-    """Retrieval and answers over `index` (the Core builds them for its first question)."""
+    """Retrieval and answers over `index` (the Core builds them for its first question;
+    `Composer.with_history` adds history questions)."""
     from bot.answer.compose import Composer
+    from bot.retrieval.architecture import ArchitectureReader
+    from bot.retrieval.howpath import PathFinder
     from bot.retrieval.retriever import Retriever
 
     retriever = Retriever(
@@ -209,7 +213,15 @@ def make_composer(
         # the symbol table, when there is one, answers "where is X defined / who calls X"
         symbols=symbols,
     )
-    return Composer(retriever, llm, pruner=pruner, max_tokens=settings.answer_max_tokens)
+    return Composer(
+        retriever,
+        llm,
+        pruner=pruner,
+        max_tokens=settings.answer_max_tokens,
+        paths=PathFinder(index, symbols),
+        architecture=ArchitectureReader(index, symbols),
+        symbols=symbols,
+    )
 
 
 def make_expander(settings: Settings, llm: LLM | None) -> HydeExpander | None:

@@ -1,67 +1,52 @@
 #!/bin/sh
 # Install codecite into a virtual environment: the one install path for `make`, CI and the
-# Dockerfile. Two steps, so that a container build caches the first (it changes only when
-# pyproject.toml does):
+# Dockerfile. It installs exactly the locked set (requirements/*.txt, exported from uv.lock by
+# `make lock`), every file checked against its hash, and never upgrades anything on its own.
+# Two steps, so that a container build caches the first (it changes only when the lock does):
 #
-#   scripts/install.sh deps VENV     the runtime dependencies listed in pyproject.toml
-#   scripts/install.sh app VENV      codecite itself (no dependencies), then a smoke check
-#   scripts/install.sh all VENV      both
-#   scripts/install.sh print-deps    the dependencies, one a line (what `deps` installs)
+#   scripts/install.sh deps VENV [SET]   the locked set requirements/SET.txt: app (default:
+#                                        what codecite runs on, and the setuptools it is built
+#                                        with), dev (app + the dev tools), bench (app + the
+#                                        peers bench/ measures against) or uv (the lock tool)
+#   scripts/install.sh app VENV          codecite itself from this checkout, without
+#                                        dependencies or build isolation, then a smoke check
+#   scripts/install.sh all VENV [SET]    both
 #
 # PYTHON picks the interpreter that creates VENV (default python3); EDITABLE=1 installs the
-# checkout in place (development); EXTRAS=dev adds optional dependencies to the app step.
+# checkout in place (development).
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-step=${1:?usage: scripts/install.sh deps|app|all|print-deps [VENV]}
-python=${PYTHON:-python3}
-
-print_deps() {
-    "$1" - "$root/pyproject.toml" <<'PY'
-import sys
-import tomllib
-
-with open(sys.argv[1], "rb") as handle:
-    print("\n".join(tomllib.load(handle)["project"]["dependencies"]))
-PY
-}
-
-if [ "$step" = print-deps ]; then
-    print_deps "$python"
-    exit 0
-fi
-
+usage="usage: scripts/install.sh deps|app|all VENV [app|dev|bench|uv]"
+step=${1:?$usage}
 case $step in
     deps | app | all) ;;
     *)
-        echo "unknown step: $step (deps, app, all or print-deps)" >&2
+        echo "unknown step: $step (deps, app or all)" >&2
         exit 2
         ;;
 esac
+venv=${2:?$usage}
+locked=$root/requirements/${3:-app}.txt
+if [ "$step" != app ] && [ ! -f "$locked" ]; then
+    echo "no locked set $locked (app, dev, bench or uv)" >&2
+    exit 2
+fi
 
-venv=${2:?usage: scripts/install.sh $step VENV}
-[ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+[ -x "$venv/bin/python" ] || "${PYTHON:-python3}" -m venv "$venv"
 pip() { "$venv/bin/python" -m pip --quiet --disable-pip-version-check --no-input "$@"; }
 
 case $step in
-    deps | all)
-        pip install --upgrade pip
-        requirements="$venv/codecite-requirements.txt"
-        print_deps "$venv/bin/python" >"$requirements"
-        pip install -r "$requirements"
-        ;;
+    deps | all) pip install --require-hashes -r "$locked" ;;
 esac
 
 case $step in
     app | all)
-        target=$root
-        [ -z "${EXTRAS:-}" ] || target="$root[$EXTRAS]"
+        # setuptools comes from the locked set, so the build is as pinned as the rest.
         if [ "${EDITABLE:-0}" = 1 ]; then
-            pip install -e "$target"
-        elif [ -n "${EXTRAS:-}" ]; then
-            pip install "$target"
+            pip install --no-deps --no-build-isolation -e "$root"
         else
-            pip install --no-deps "$target"
+            pip install --no-deps --no-build-isolation "$root"
         fi
         "$venv/bin/codecite" --help >/dev/null
         ;;

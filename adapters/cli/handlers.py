@@ -15,12 +15,14 @@ from rich.console import Console
 
 from adapters.cli.chat import run_chat
 from adapters.cli.console import error_console
+from adapters.cli.history import history_options, print_commit_hits, print_log
 from adapters.cli.parser import EXIT_FAILURE
 from adapters.cli.plain import say
 from adapters.cli.render import print_answer, print_report, print_streamed
 from adapters.cli.status import StatusLine
+from adapters.sections import PLATFORM_SECTIONS
 from bot.commands import CONFIRM, FORGET, Command, Syntax
-from bot.config import Settings
+from bot.config import Settings, load_file_config
 from bot.core import CLI, Core
 from bot.errors import BotError, ConfigError
 
@@ -76,7 +78,12 @@ def cmd_index(core: Core, args: argparse.Namespace, console: Console) -> int:
             bar.update(tasks[stage], completed=done, total=total)
 
         report = core.index_repo(
-            args.location, name=args.name, branch=args.branch, progress=progress, on_wait=on_wait
+            args.location,
+            name=args.name,
+            branch=args.branch,
+            progress=progress,
+            on_wait=on_wait,
+            history=history_options(args),
         )
     print_report(console, report, core.embed_model)
     return 0
@@ -97,16 +104,18 @@ def cmd_search(core: Core, args: argparse.Namespace, console: Console) -> int:
     if args.top_k < 1:
         raise BotError("--top-k must be at least 1.")
     hits = core.search(args.question, CLI, repos=_scope(args), top_k=args.top_k)
+    commits = core.search_commits(args.question, CLI, repos=_scope(args), top_k=args.top_k)
+    print_commit_hits(console, commits, as_json=args.json)
     for hit in hits:
         c = hit.chunk
         if args.json:
             row = {
+                "kind": c.kind,  # what the chunk is; commit hits say "commit", no chunk does
                 "repo": c.repo,
                 "path": c.path,
                 "start_line": c.start_line,
                 "end_line": c.end_line,
                 "symbol": c.symbol,
-                "kind": c.kind,
                 "score": round(hit.score, 6),
                 "relevance": round(hit.relevance or 0.0, 4),
             }
@@ -117,8 +126,21 @@ def cmd_search(core: Core, args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_log(core: Core, args: argparse.Namespace, console: Console) -> int:
+    if args.limit < 1:
+        raise BotError("--limit must be at least 1.")
+    print_log(console, core.history_log(args.repo, args.target, CLI, limit=args.limit))
+    return 0
+
+
 def cmd_map(core: Core, args: argparse.Namespace, console: Console) -> int:
-    print_answer(console, core.repo_map(args.repo, CLI), details=False)
+    answer = core.repo_map(args.repo, CLI)
+    if args.diagram is None:
+        print_answer(console, answer, details=False)
+        return 0
+    from adapters.cli.diagram import write_diagram
+
+    write_diagram(answer, args.diagram)
     return 0
 
 
@@ -219,9 +241,13 @@ def cmd_schedule(core: Core, args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_migrate(settings: Settings, console: Console) -> int:
-    """Run the database's schema migrations; needs no Core (a release step runs it alone)."""
+    """Run the database's schema migrations; needs no Core (a release step runs it alone).
+
+    codecite.toml is read first, as every process reads it: a release whose config is
+    broken fails here, with its one line, before any process of it starts."""
     from bot.store import migrate_database
 
+    load_file_config(settings.resolved_config_path(), PLATFORM_SECTIONS)
     url = settings.database
     if url is None:
         raise ConfigError(
@@ -241,6 +267,7 @@ HANDLERS: dict[str, Handler] = {
     "ask": cmd_ask,
     "chat": cmd_chat,
     "search": cmd_search,
+    "log": cmd_log,
     "map": cmd_map,
     "status": cmd_status,
     "repos": cmd_repos,

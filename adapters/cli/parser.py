@@ -24,6 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("location", metavar="PATH_OR_URL")
     p.add_argument("--name", help="name for the repository (default: from the path or URL)")
     p.add_argument("--branch", help="branch to index (default: the remote's default / HEAD)")
+    p.add_argument("--history-commits", type=int, metavar="N", help="record the newest N commits")
+    p.add_argument("--history-days", type=int, metavar="N", help="record N days of commits")
+    p.add_argument("--no-history", action="store_true", help="record no commits")
 
     p = sub.add_parser("ask", help="ask one question and print the answer")
     p.add_argument("question")
@@ -38,8 +41,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top-k", type=int, default=10, help="how many hits (default 10)")
     p.add_argument("--json", action="store_true", help="one JSON object per hit, best first")
 
+    p = sub.add_parser("log", help="the recorded commits that touched a path or symbol")
+    p.add_argument("repo")
+    p.add_argument("target", nargs="?", default="", metavar="PATH_OR_SYMBOL")
+    p.add_argument("--limit", type=int, default=30, help="how many commits (default 30)")
+
     p = sub.add_parser("map", help="the directory tree and most referenced symbols of the code")
     p.add_argument("repo", nargs="?", help="one repository (default: every indexed one)")
+    p.add_argument(
+        "--diagram",
+        nargs="?",
+        const="-",
+        metavar="FILE",
+        help="the architecture diagram: a .png picture, or Mermaid text (.mmd, or stdout)",
+    )
 
     sub.add_parser("status", help="what is indexed, at which commit, how fresh")
     sub.add_parser("repos", help="list the indexed repositories")

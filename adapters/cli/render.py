@@ -13,6 +13,7 @@ from rich.console import Console
 
 from adapters.cli.plain import Wrapper, say, visible
 from adapters.cli.status import StatusLine
+from bot.answer.text import citation_note
 from bot.llm.pricing import describe_cost
 from bot.models import Answer
 
@@ -70,11 +71,15 @@ def print_footer(console: Console, answer: Answer, *, details: bool = True) -> N
         say(console, "Sources", style="bold")
         for cite in answer.citations:
             where = cite.url or f"({cite.repo})"  # a local repository: its name
-            say(console, f"  {cite.label}  {where}", style="dim", hang=SOURCE_HANG)
+            note = citation_note(cite, lambda label, url: label)  # links: the URL beside it
+            say(console, f"  {cite.label}  {where}{note}", style="dim", hang=SOURCE_HANG)
     if answer.freshness:
         console.print()
         for fresh in answer.freshness:
             say(console, fresh.describe(), style="dim")
+    for picture in answer.attachments:  # chat shows it; a terminal points at it
+        hint = f"`codecite map <repo> --diagram {picture.filename}` draws it"
+        say(console, f"{picture.title}: {hint}", style="dim")
     if details:
         u = answer.usage
         total = answer.timings.get("total", 0.0)

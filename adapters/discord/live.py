@@ -25,6 +25,8 @@ import aiohttp
 import discord
 
 from adapters.discord.feedback import NO_MENTIONS
+from adapters.discord.files import send_files
+from bot.models import Attachment
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +41,8 @@ class Surface(Protocol):
     async def edit(self, handle: Handle, content: str, view: discord.ui.View | None) -> None: ...
 
     async def delete(self, handle: Handle) -> None: ...
+
+    async def attach(self, attachments: Sequence[Attachment]) -> None: ...
 
 
 @dataclass
@@ -188,6 +192,9 @@ class ChannelSurface:
         assert isinstance(handle, discord.Message)
         await handle.delete()
 
+    async def attach(self, attachments: Sequence[Attachment]) -> None:
+        await send_files(self._channel.send, attachments)
+
 
 class InteractionSurface:
     """A deferred interaction: the first follow-up fills its "thinking" response, which is
@@ -221,6 +228,9 @@ class InteractionSurface:
         else:
             assert isinstance(handle, discord.WebhookMessage)
             await handle.delete()
+
+    async def attach(self, attachments: Sequence[Attachment]) -> None:
+        await send_files(self._interaction.followup.send, attachments)
 
 
 async def send_once(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from bot.answer.text import link_citations, split_message
+from bot.answer.text import citation_note, link_citations, split_message
 from bot.models import Answer
 
 MESSAGE_LIMIT = 2000  # Discord's hard limit on message content
@@ -22,6 +22,7 @@ MESSAGE_LIMIT = 2000  # Discord's hard limit on message content
 SAFE_LIMIT = MESSAGE_LIMIT - 100
 QUOTE_LIMIT = 300  # how much of a slash-command question is echoed above the answer
 THREAD_NAME_LIMIT = 90  # Discord allows 100
+NOTES = 5  # cited places whose last change the footer names
 
 ZWSP = "\u200b"
 _MASS_MENTION = re.compile(r"@(everyone|here)", re.IGNORECASE)
@@ -60,9 +61,15 @@ def link_answer(answer: Answer) -> str:
 
 
 def freshness_footer(answer: Answer) -> str:
-    if not answer.freshness:
-        return ""
-    return "-# " + " · ".join(f.describe() for f in answer.freshness)
+    """Small print: what last changed the cited code (or each cited commit), and freshness."""
+    lines = [
+        f"-# {citation_link(c.label, c.url or _LOCAL)}{citation_note(c, citation_link)}"
+        for c in answer.citations[:NOTES]
+        if c.changed is not None
+    ]
+    if answer.freshness:
+        lines.append("-# " + " · ".join(f.describe() for f in answer.freshness))
+    return "\n".join(lines)
 
 
 def quote_question(question: str) -> str:

@@ -22,11 +22,12 @@ import discord
 from adapters.common.errors import user_facing
 from adapters.discord.confirm import confirm_view
 from adapters.discord.feedback import NO_MENTIONS, vote_view
+from adapters.discord.files import send_files
 from adapters.discord.live import ChannelSurface
 from adapters.discord.render import render_answer, render_text
 from bot.commands import Command, Syntax, parse
 from bot.core import Context, Core
-from bot.models import Answer, Turn
+from bot.models import Answer, Attachment, Turn
 
 SYNTAX = Syntax(
     "/{}",
@@ -47,6 +48,7 @@ class Reply:
     answer_id: str = ""
     ephemeral: bool = False
     confirm: str = ""  # the line a confirmation button under the last piece sends
+    files: tuple[Attachment, ...] = ()  # sent below the last piece (a diagram)
 
 
 def error_reply(exc: BaseException) -> Reply:
@@ -100,7 +102,7 @@ async def command_reply(
 
 def _answered(question: str, answer: Answer, *, quote: bool) -> Reply:
     pieces = tuple(render_answer(answer, question=question if quote else ""))
-    return Reply(pieces, answer_id=answer.answer_id)
+    return Reply(pieces, answer_id=answer.answer_id, files=answer.attachments)
 
 
 def _extras(reply: Reply, index: int) -> dict[str, Any]:
@@ -122,6 +124,7 @@ async def send_to_channel(
     sent: list[discord.Message] = []
     for index, piece in enumerate(reply.pieces):
         sent.append(await surface.post(index, piece, _extras(reply, index).get("view")))
+    await send_files(channel.send, reply.files)
     return sent
 
 
@@ -135,3 +138,4 @@ async def send_followups(interaction: discord.Interaction[Any], reply: Reply) ->
             suppress_embeds=True,
             **_extras(reply, index),
         )
+    await send_files(interaction.followup.send, reply.files)

@@ -137,6 +137,7 @@ async def stream_reply(
         view=vote_view(answer.answer_id) if answer.answer_id else None,
         wait=True,
     )
+    await surface.attach(answer.attachments)
     return Streamed(answer=answer)
 
 

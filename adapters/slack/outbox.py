@@ -17,6 +17,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.webhook import WebhookClient
 
 from adapters.slack.render import SlackMessage
+from bot.models import Attachment
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,26 @@ class Outbox:
             first = first or ts
             if thread_ts is None and thread_rest:
                 thread_ts = first
+            self.upload(channel, thread_ts or ts, message.files)
         return first
+
+    def upload(self, channel: str, thread_ts: str, files: Sequence[Attachment]) -> None:
+        """Upload an answer's files (a diagram) into its thread; the text is already there,
+        so a refusal (no `files:write` scope, a file Slack will not take) is logged only."""
+        if not files:
+            return
+        uploads = [
+            {"content": f.data, "filename": f.filename, "title": f.title, "alt_txt": f.alt_text}
+            for f in files
+        ]
+        try:
+            self._client.files_upload_v2(
+                channel=channel, thread_ts=thread_ts or None, file_uploads=uploads
+            )
+        except (SlackClientError, OSError) as exc:
+            log.warning(
+                "could not upload %d file(s) in %s: %s", len(files), channel, error_code(exc)
+            )
 
     def _post_one(self, channel: str, message: SlackMessage, thread_ts: str | None) -> str:
         args: dict[str, Any] = {

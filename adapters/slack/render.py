@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from adapters.slack.mrkdwn import escape, link, to_mrkdwn
-from bot.answer.text import split_message
+from bot.answer.text import citation_note, split_message
 from bot.commands import CONFIRM
-from bot.models import Answer, Citation
+from bot.models import Answer, Attachment, Citation
 
 SECTION_CHARS = 2900  # Slack's limit is 3,000; headroom for reopened code fences
 SECTIONS_PER_MESSAGE = 4  # ~12k characters: readable, far below 40,000
@@ -38,6 +38,7 @@ Block = dict[str, Any]
 class SlackMessage:
     text: str  # mrkdwn; the whole message, used alone when blocks are refused
     blocks: tuple[Block, ...] = ()
+    files: tuple[Attachment, ...] = ()  # uploaded into the message's thread once it is posted
 
 
 def render_answer(answer: Answer, *, answer_id: str = "", preface: str = "") -> list[SlackMessage]:
@@ -53,6 +54,7 @@ def render_answer(answer: Answer, *, answer_id: str = "", preface: str = "") -> 
         SlackMessage(
             text="\n\n".join(p for p in (*last, footer_text) if p),
             blocks=(*(_section(piece) for piece in last), *footer_blocks),
+            files=answer.attachments,
         )
     )
     return messages
@@ -147,7 +149,7 @@ def sources_text(citations: Sequence[Citation]) -> str:
     for c in list(seen.values())[:MAX_SOURCES]:
         where = f" ({escape(c.repo)})" if len(repos) > 1 else ""
         symbol = f" `{escape(c.symbol[:80])}`" if c.symbol else ""
-        line = f"• {link(c.label, c.url)}{symbol}{where}"
+        line = f"• {link(c.label, c.url)}{symbol}{where}{citation_note(c, _note_link)}"
         if size + len(line) + 40 > SECTION_CHARS:  # keep room for the "more" line
             break
         lines.append(line)
@@ -183,3 +185,7 @@ def feedback_block(answer_id: str) -> Block:
         "block_id": FEEDBACK_BLOCK,
         "elements": [button(VOTE_UP, ":+1: Helpful"), button(VOTE_DOWN, ":-1: Not helpful")],
     }
+
+
+def _note_link(label: str, url: str) -> str:
+    return link(escape(label), url)

@@ -140,6 +140,8 @@ class SlackStreamer:
                 self._outbox.post(channel, rest, thread_ts=where)
             except (SlackClientError, OSError) as exc:
                 log.error("could not post an answer's rest in %s: %s", channel, error_code(exc))
+        else:  # posted with the rest otherwise
+            self._outbox.upload(channel, thread_ts or message.ts, messages[0].files)
         return message.ts
 
     def _grow(

@@ -20,9 +20,13 @@ Permalink = Callable[[Source], str]
 
 
 def resolve_citations(
-    text: str, sources: Sequence[Source], permalink: Permalink
+    text: str,
+    sources: Sequence[Source],
+    permalink: Permalink,
+    cite: Callable[[Source], Citation] | None = None,
 ) -> tuple[str, tuple[Citation, ...]]:
-    """Replace `[n]` (and `[n, m]`) with source labels; return the cited sources in order."""
+    """Replace `[n]` (and `[n, m]`) with source labels; return the cited sources in order.
+    `cite`: how a source becomes a citation (default `to_citation`; commits differ)."""
     used: dict[int, Citation] = {}
 
     def replace(match: re.Match[str]) -> str:
@@ -32,7 +36,8 @@ def resolve_citations(
             if not 1 <= n <= len(sources):
                 continue  # not a retrieved source: drop it
             if n not in used:
-                used[n] = to_citation(sources[n - 1], permalink)
+                source = sources[n - 1]
+                used[n] = cite(source) if cite else to_citation(source, permalink)
             labels.append(f"({used[n].label})")
         if not labels:
             return ""

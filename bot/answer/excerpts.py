@@ -22,6 +22,7 @@ SHORT_BLOCK = 8  # a block this short is shown whole
 CONTEXT = 1  # lines kept above the statement that holds the best line
 MIN_LINES = 3  # a one-line statement is shown with the lines around it
 HEADER_REACH = 3  # how far above the best line its block's opening line may be
+BOUNDARY_REACH = 4  # how far up an excerpt may move to start where its docstring or comment does
 _COMMENTS = ("#", "//", "/*", "*", "--")
 # Question tokens (as `query_terms` gives them) that ask what happens when something fails.
 FAILURE_WORDS = frozenset(
@@ -55,7 +56,42 @@ def best_excerpt(source: Source, weights: Mapping[str, float]) -> Source:
     if last - first + 1 > EXCERPT_LINES:  # too long: keep the best line near the top
         first = max(first, anchor - 2)
         last = first + EXCERPT_LINES - 1
+    first = _boundary(lines, first, anchor)
+    last = min(last, first + EXCERPT_LINES - 1)
     return _cut(source, lines, first, last)
+
+
+def _boundary(lines: Sequence[str], first: int, anchor: int) -> int:
+    """`first` moved off the middle of a docstring or comment: up to where it opens when that
+    is near, else down past where it closes (never past `anchor`)."""
+    opened = _open_quote(lines[:first])
+    if opened is not None:
+        at, quote = opened
+        if first - at <= BOUNDARY_REACH:
+            return at - 1 if at > 0 and lines[at - 1].rstrip().endswith(":") else at
+        closes = next((i for i in range(first, anchor + 1) if quote in lines[i]), None)
+        return first if closes is None or closes + 1 > anchor else closes + 1
+    if not lines[first].lstrip().startswith(_COMMENTS):
+        return first
+    top = first
+    while (
+        top > 0 and first - top < BOUNDARY_REACH and lines[top - 1].lstrip().startswith(_COMMENTS)
+    ):
+        top -= 1
+    return top
+
+
+def _open_quote(lines: Sequence[str]) -> tuple[int, str] | None:
+    """The line and quote of a triple-quoted string `lines` leave open, if any."""
+    opened: tuple[int, str] | None = None
+    for i, line in enumerate(lines):
+        for quote in ('"""', "'''"):
+            count = line.count(quote)
+            if opened is not None and opened[1] == quote and count:
+                opened = None if count % 2 else opened
+            elif opened is None and count % 2:
+                opened = (i, quote)
+    return opened
 
 
 def line_scores(lines: Sequence[str], weights: Mapping[str, float]) -> list[float]:

@@ -40,3 +40,27 @@ class Permalinker:
         return permalink(
             state.web_url, state.commit, source.path, source.start_line, source.end_line
         )
+
+
+def commit_link(web_url: str, sha: str) -> str:
+    """The commit's page on its host; "" when the repository has no web address."""
+    return _page(web_url, sha, ("commits", "-/commit", "commit"))
+
+
+def pull_request_link(web_url: str, number: int | None) -> str:
+    """The pull (merge) request's page, built from the remote URL alone (no API call)."""
+    return _page(web_url, str(number or ""), ("pull-requests", "-/merge_requests", "pull"))
+
+
+def _page(web_url: str, what: str, kinds: tuple[str, str, str]) -> str:
+    """`web_url/<kind>/<what>`, the kind by host: Bitbucket, GitLab, else GitHub's form."""
+    if not web_url or not what:
+        return ""
+    web = web_url.rstrip("/")
+    host = (urlsplit(web).hostname or "").lower()
+    bitbucket, gitlab, github = kinds
+    if host == "bitbucket.org":
+        return f"{web}/{bitbucket}/{what}"
+    if "gitlab" in host.split("."):
+        return f"{web}/{gitlab}/{what}"
+    return f"{web}/{github}/{what}"

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bot.answer.architecture_answer import architecture_text
 from bot.answer.citations import Permalink, to_citation
+from bot.answer.symbol_meaning import meaning_facts, meaning_text
 from bot.models import Citation, line_label
+from bot.retrieval.architecture import Architecture
 from bot.retrieval.dirtree import one_line
 from bot.retrieval.repomap import RenderedMap, RepoMap, render_maps
 from bot.retrieval.retriever import Source
@@ -39,9 +42,12 @@ def symbol_answer(
     multi_repo = len({d.repo for d in facts.definitions} | {s.repo for s in facts.sites}) > 1
     parts = [_definition_text(facts, cites, multi_repo)]
     if facts.question.kind == "definition":
-        excerpt = _excerpt(facts.definitions[0], sources)
+        quoted = _quoted(facts)
+        excerpt = _excerpt(quoted, sources) if quoted is not None else ""
         if excerpt:
             parts.append(excerpt)
+        if not facts.definitions or facts.meaning is not None:  # its own sentence says it
+            return "\n\n".join(p for p in parts if p), cites.all()
         name = facts.definitions[0].name
         if facts.references:
             parts.append(
@@ -55,7 +61,10 @@ def symbol_answer(
     return "\n\n".join(p for p in parts if p), cites.all()
 
 
-def map_answer(maps: Sequence[RepoMap], permalink: Permalink) -> tuple[str, tuple[Citation, ...]]:
+def map_answer(
+    maps: Sequence[RepoMap], permalink: Permalink, archs: Sequence[Architecture] = ()
+) -> tuple[str, tuple[Citation, ...]]:
+    """The map: each repository's parts and entry points (when known), then the tree."""
     rendered = render_maps(maps)
     cites = _Cites(permalink)
     for d in rendered.symbols:
@@ -64,7 +73,12 @@ def map_answer(maps: Sequence[RepoMap], permalink: Permalink) -> tuple[str, tupl
     intro += "symbols the rest of the code refers to most."
     if not any(m.top for m in maps):
         intro = "Here is a map of the indexed code (directories with file counts)."
-    return f"{intro}\n\n{rendered.text}", cites.all()
+    parts, part_cites = architecture_text(archs, permalink)
+    if parts:
+        intro = (
+            f"How the code is organised (the diagram shows who uses whom):\n\n{parts}\n\n{intro}"
+        )
+    return f"{intro}\n\n{rendered.text}", (*part_cites, *cites.all())
 
 
 def missing_note(facts: SymbolFacts | None) -> str:
@@ -102,12 +116,15 @@ def _fact_lines(facts: SymbolFacts, sources: Sequence[Source]) -> list[str]:
     if missing:
         return [f"- {missing}"]
     lines = [_definition_fact(d, sources) for d in facts.definitions[:MAX_LISTED_DEFINITIONS]]
+    if facts.meaning is not None:
+        number = lambda where: _number(sources, where)  # noqa: E731
+        lines = meaning_facts(facts.question.name, facts.meaning, facts.definitions, number)
     via = facts.inherited
     if via is not None and via.definer is not None:
         through = " -> ".join(c.symbol for c in via.chain)
         lines.append(f"- `{via.owner.symbol}` inherits it from `{via.definer.symbol}` ({through}).")
     if facts.question.kind == "definition":
-        if facts.references:
+        if facts.references and facts.definitions:
             name = facts.definitions[0].name
             lines.append(f"- `{name}` is referred to {_times(facts.references)}.")
         return lines
@@ -150,9 +167,24 @@ def _is_are(items: tuple[str, ...]) -> str:
 # -- definitions ------------------------------------------------------------------------------
 
 
+def _quoted(facts: SymbolFacts) -> SymbolDef | None:
+    """The lines an answer about a definition quotes: the definition, or what made the name."""
+    if facts.definitions:
+        return facts.definitions[0]
+    meaning = facts.meaning
+    if meaning is None:
+        return None
+    if meaning.kind in ("generated", "assigned") and meaning.aliases:
+        a = meaning.aliases[-1]  # the loop, or the assignment (after the aliases to it)
+        return SymbolDef(a.repo, a.path, a.name, a.name, a.kind, a.start_line, a.end_line)
+    return meaning.candidates[0] if len(meaning.candidates) == 1 else None
+
+
 def _definition_text(facts: SymbolFacts, cites: _Cites, multi_repo: bool) -> str:
     defs = facts.definitions
     name = f"`{facts.question.name}`"
+    if facts.meaning is not None:
+        return meaning_text(facts.question.name, facts.meaning, defs, cites)
     if not defs:
         return (
             f"The indexed code has no function, class or method named {name} (it may be a "
@@ -273,9 +305,10 @@ def _left_out(left: tuple[Attribution, ...]) -> str:
         named.append(f"{line_label(a.site.path, a.site.line, a.site.line)} calls {reaches}")
     more = f", and {len(left) - LEFT_OUT_LISTED:,} more" if len(left) > LEFT_OUT_LISTED else ""
     what = "call" if len(left) == 1 else "calls"
-    return f"Left out, {len(left):,} {what} of another definition of the name: " + (
-        "; ".join(named) + more + "."
-    )
+    whose = "of another definition of the name"
+    if all(a.outside for a in left):
+        whose = f"that {'reaches' if len(left) == 1 else 'reach'} the language or another package"
+    return f"Left out, {len(left):,} {what} {whose}: " + ("; ".join(named) + more + ".")
 
 
 def _count_sentence(facts: SymbolFacts) -> str:

@@ -105,3 +105,22 @@ def _first_part(line: str, width: int) -> tuple[str, str]:
     space = line.rfind(" ", width - width // 4, width + 1)
     at = space + 1 if space > 0 else width
     return line[:at].rstrip(" ") + "\n", line[at:]
+
+
+def citation_note(c: Citation, fmt: LinkFormat) -> str:
+    """What a citation says besides its label, links in the platform's `fmt`: a code
+    citation's ` · last changed 3b16957c (2025-03-02, #2873)`, a commit's
+    ` · 2025-03-02 · author · subject (#2873)`; "" when nothing is known."""
+    ref = c.changed
+    if ref is None:
+        return ""
+    pr = (fmt(f"#{ref.pr}", ref.pr_url) if ref.pr_url else f"#{ref.pr}") if ref.pr else ""
+    if c.kind == "commit":
+        subject = ref.subject[:120]
+        if pr and f"#{ref.pr}" in subject:  # "Merge pull request #34", "Add x (#34)": linked
+            return f" · {ref.date} · {ref.author} · {subject.replace(f'#{ref.pr}', pr, 1)}"
+        return f" · {ref.date} · {ref.author} · {subject}{f' ({pr})' if pr else ''}"
+    if not ref.sha:
+        return f" · {ref.note}"
+    sha = fmt(ref.sha[:8], ref.url) if ref.url else ref.sha[:8]
+    return f" · last changed {sha} ({ref.date}{', ' + pr if pr else ''})"

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.ingest.secrets import holds_token
+from bot.ingest.secrets import holds_token, is_key_file
 
 SNIFF_BYTES = 8192  # git's own binary heuristic looks this far for a NUL byte
 MINIFIED_LINE = 5000  # a single line this long in a web asset is minified output
@@ -76,7 +76,6 @@ _TOKEN_RC = {
     ".yarnrc.yml": re.compile(rb"npmAuth(?:Token|Ident)\s*:", re.IGNORECASE),
     ".pypirc": re.compile(rb"^\s*password\s*[=:]", re.IGNORECASE | re.MULTILINE),
 }
-_PRIVATE_KEY = re.compile(rb"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")
 
 _GENERATED_SUFFIXES = (
     "_pb2.py",
@@ -143,7 +142,7 @@ def content_reason(path: str, data: bytes) -> str | None:
         return "binary"
     name = path.rsplit("/", 1)[-1]
     rc = _TOKEN_RC.get(name)
-    if (rc is not None and rc.search(data)) or _PRIVATE_KEY.search(head):
+    if (rc is not None and rc.search(data)) or _is_key_file(data):
         return "secret_file"
     first_lines = b"\n".join(head.split(b"\n", _GENERATED_LINES)[:_GENERATED_LINES])
     if _GENERATED_MARK.search(first_lines):
@@ -189,6 +188,14 @@ class VerdictMemo:
             self._verdicts[key] = verdict
             if len(self._verdicts) > self._capacity:
                 self._verdicts.popitem(last=False)
+
+
+def _is_key_file(data: bytes) -> bool:
+    """A private key and little else: skipped whole. A real key inside ordinary text is
+    indexed with its key block redacted; a fake one (`...`, `<your key>`) is left alone."""
+    if b"PRIVATE KEY" not in data:
+        return False
+    return is_key_file(data.decode("utf-8", "replace"))
 
 
 def _vendored(dirs: Sequence[str]) -> bool:

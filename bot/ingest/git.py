@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.errors import SourceError
-from bot.ingest.hosting import redact
+from bot.ingest.hosting import config_env, redact
 
 log = logging.getLogger(__name__)
 
@@ -146,6 +146,17 @@ def base_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     )
     env.update(extra or {})
     return env
+
+
+def trusting(root: Path) -> dict[str, str]:
+    """Environment that lets git read the repository at `root` whoever owns it.
+
+    Git refuses a repository owned by another user ("dubious ownership"), which is what a
+    checkout mounted into a container is. The operator named this path, and HARDENING
+    keeps its own config from running hooks or fsmonitor, so it is trusted: exactly this
+    path, as command-line config (`safe.directory` is read from nowhere less protected).
+    """
+    return config_env("safe.directory", str(root))
 
 
 @dataclass(frozen=True, slots=True)

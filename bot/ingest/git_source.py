@@ -33,6 +33,17 @@ class GitSource(Source):
         self._remote = remote
         self._blobs = BlobReader(git)
         self._memo = MEMO
+        self.lacking: frozenset[str] = frozenset()  # blobs the remote could not send
+
+    @property
+    def git(self) -> Git:
+        """The runner for this repository (its history is read through it)."""
+        return self._git
+
+    @property
+    def remote(self) -> RemoteURL | None:
+        """The clone's remote (blobs it lacks are fetched from there), None for a local one."""
+        return self._remote
 
     def close(self) -> None:
         super().close()
@@ -46,6 +57,7 @@ class GitSource(Source):
         self._blobs.close()  # its process slot is free while the commands below run
         if self._remote is not None and absent:
             absent = self._fetch_wanted(rows, absent)
+            self.lacking = frozenset(absent)
         files = [r.oid for r in rows if not r.problem and _MODES.get(r.mode) == "file"]
         sizes = trees.blob_sizes(self._git, [oid for oid in files if oid not in absent])
         entries = sorted((_tree_entry(r, sizes) for r in rows), key=lambda e: e.path)

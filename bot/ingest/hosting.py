@@ -138,15 +138,20 @@ def auth_env(remote: RemoteURL, token: str | None) -> tuple[dict[str, str], tupl
     host = f"[{remote.host}]" if ":" in remote.host else remote.host
     if remote.port is not None:
         host += f":{remote.port}"
-    key = f"http.{remote.scheme}://{host}/.extraheader"
-    index = int(os.environ.get("GIT_CONFIG_COUNT", "0") or "0")
-    env = {
-        "GIT_CONFIG_COUNT": str(index + 1),
-        f"GIT_CONFIG_KEY_{index}": key,
-        f"GIT_CONFIG_VALUE_{index}": f"AUTHORIZATION: basic {basic}",
-    }
+    env = config_env(f"http.{remote.scheme}://{host}/.extraheader", f"AUTHORIZATION: basic {basic}")
     secrets = tuple(s for s in (secret, basic, token or "") if s)
     return env, secrets
+
+
+def config_env(key: str, value: str) -> dict[str, str]:
+    """Git config `key = value` as environment (GIT_CONFIG_COUNT), after any already set there:
+    git reads it as command-line config and never writes it to a repository's `.git/config`."""
+    index = int(os.environ.get("GIT_CONFIG_COUNT", "0") or "0")
+    return {
+        "GIT_CONFIG_COUNT": str(index + 1),
+        f"GIT_CONFIG_KEY_{index}": key,
+        f"GIT_CONFIG_VALUE_{index}": value,
+    }
 
 
 def web_url_for(remote: str) -> str:

@@ -32,6 +32,7 @@ from pathlib import Path
 from bot.code.languages import language_for
 from bot.errors import SourceError
 from bot.index.base import ChangeSet, Index
+from bot.ingest.history import HistoryOptions, HistoryReport, history_current, record_history
 from bot.ingest.prepare import Batch, FileJob
 from bot.ingest.probe import current_commit
 from bot.ingest.sources import Source, SourceFile, default_name, open_source
@@ -39,7 +40,7 @@ from bot.ingest.symbol_sync import SymbolSync
 from bot.ingest.workers import prepare_all, process_count
 from bot.llm.embeddings import Embedded, Embedder
 from bot.models import Chunk, FileDoc, FileEntry, RepoState
-from bot.store.base import SymbolTable
+from bot.store.base import HistoryRecords, SymbolTable
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,8 @@ class IngestOptions:
     token: str | None = None
     max_file_bytes: int = 1_000_000
     workers: int | None = None  # processes preparing files; None: one per core
+    # how far back commits are recorded (a frozen value: one default is shared safely)
+    history: HistoryOptions = HistoryOptions()  # noqa: RUF009
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +84,7 @@ class IngestReport:
     seconds: float = 0.0
     symbol_files: int = 0  # files whose definitions and references were (re)extracted
     symbols_stored: bool = True  # False: the symbol table stayed behind (repaired next time)
+    history: HistoryReport | None = None  # None: no history kept (a plain directory)
 
     @property
     def unchanged(self) -> bool:
@@ -99,11 +103,13 @@ class Ingestor:
         home: Path,
         embedder: Embedder | None = None,
         symbols: SymbolTable | None = None,
+        history: HistoryRecords | None = None,
     ) -> None:
         self._index = index
         self._embedder = embedder
         self._home = home
         self._symbols = symbols
+        self._history = history
         self.secrets_redacted: Counter[str] = Counter()
 
     def ingest(
@@ -165,6 +171,7 @@ class Ingestor:
         # After the index: the table records the commit it matches, so a crash or a failed
         # write here is noticed by lookups and mended by the next ingest.
         stored = symbols.write([f.path for f in listed], source.checkout.commit)
+        history = record_history(self._history, self._symbols, source, name, options.history)
         report = IngestReport(
             repo=name,
             branch=source.checkout.branch,
@@ -184,6 +191,7 @@ class Ingestor:
             seconds=time.monotonic() - started,
             symbol_files=len(symbols.found),
             symbols_stored=stored,
+            history=history,
         )
         log.info(
             "indexed %s@%s: %d files (%d new, %d changed, %d removed), %d chunks (+%d/-%d)",
@@ -209,6 +217,8 @@ class Ingestor:
         symbols = SymbolSync(self._symbols, name)
         if not symbols.complete(manifest, state.commit):
             return None  # the symbol table is behind or missing files: they are read again
+        if not history_current(self._history, name, state.commit, options.history):
+            return None  # the recorded history is behind (or its horizon changed)
         if current_commit(location, options.branch, options.token) != state.commit:
             return None
         # Confirmed current: only the freshness moves.

@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 from bot.ingest.clone import transport_args
-from bot.ingest.git import Git, base_env
+from bot.ingest.git import Git, base_env, trusting
 from bot.ingest.hosting import auth_env, is_url, parse_remote
 
 
@@ -34,9 +34,12 @@ def current_commit(location: str, branch: str | None, token: str | None) -> str 
 
 
 def _local_commit(root: Path, branch: str | None) -> str | None:
-    if not root.is_dir():
+    try:
+        if not root.is_dir():
+            return None
+    except PermissionError:  # cannot tell: the ingest that follows says which path refused
         return None
-    git = Git(root, base_env({"GIT_CEILING_DIRECTORIES": str(root.parent)}))
+    git = Git(root, base_env({"GIT_CEILING_DIRECTORIES": str(root.parent), **trusting(root)}))
     if git.try_text("rev-parse", "--is-inside-work-tree") != "true" and (
         git.try_text("rev-parse", "--is-bare-repository") != "true"
     ):

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from bot.errors import SourceError
 from bot.ingest import filters
+from bot.ingest.access import check_listable, first_denied, unreadable
 from bot.ingest.clone import sync_clone
 from bot.ingest.directory_source import DirectorySource
-from bot.ingest.git import Git, base_env
+from bot.ingest.git import Git, base_env, trusting
 from bot.ingest.git_source import GitSource
 from bot.ingest.hosting import is_url, parse_remote, redact, web_url_for
 from bot.ingest.source_base import Checkout, Source, SourceFile, SourceOptions, git_blob_sha
@@ -80,6 +81,13 @@ def _checked_name(name: str) -> str:
 
 
 def _open_local(root: Path, name: str, branch: str | None, options: SourceOptions) -> Source:
+    try:
+        return _open_readable(root, name, branch, options)
+    except PermissionError as exc:  # a directory on the way that this user may not enter
+        raise unreadable(first_denied([Path(exc.filename or root)]) or root) from exc
+
+
+def _open_readable(root: Path, name: str, branch: str | None, options: SourceOptions) -> Source:
     if not root.exists():
         raise SourceError(f"{root} does not exist and is not a git URL.")
     if not root.is_dir():
@@ -88,6 +96,7 @@ def _open_local(root: Path, name: str, branch: str | None, options: SourceOption
         return _open_local_git(root, name, branch, options)
     if branch:
         raise SourceError(f"{root} is not a git repository, so branch {branch!r} cannot be used.")
+    check_listable(root)
     checkout = Checkout(name, root, "", "", str(root), "")
     return DirectorySource(checkout, options)
 
@@ -97,13 +106,19 @@ def _is_git_repo(root: Path) -> bool:
         return True
     if not ((root / "HEAD").is_file() and (root / "objects").is_dir()):
         return False
-    return Git(root).try_text("rev-parse", "--is-bare-repository") == "true"
+    return (
+        Git(root, base_env(trusting(root))).try_text("rev-parse", "--is-bare-repository") == "true"
+    )
 
 
 def _open_local_git(root: Path, name: str, branch: str | None, options: SourceOptions) -> Source:
-    git = Git(root, base_env())
+    git = Git(root, base_env(trusting(root)))
     commit = git.try_text("rev-parse", "--verify", "--quiet", f"{branch or 'HEAD'}^{{commit}}")
     if not commit:
+        git_dir = root / ".git" if (root / ".git").is_dir() else root
+        denied = first_denied([git_dir, *(git_dir / part for part in ("HEAD", "refs", "objects"))])
+        if denied is not None:
+            raise unreadable(denied)
         if branch:
             raise SourceError(f"Branch {branch!r} was not found in {root}.")
         raise SourceError(f"The git repository {root} has no commits yet.")

@@ -34,7 +34,7 @@ from bot.symbols.packed import PackedSymbols
 log = logging.getLogger(__name__)
 
 # Bumped when extraction changes, so every file's symbols are read again once.
-SYMBOLS_VERSION = "3"
+SYMBOLS_VERSION = "4"
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 

@@ -101,6 +101,7 @@ class Forgetter:
         if self._symbols is not None:
             symbols = self._symbols.stats(repo)[0]
             self._symbols.remove_repo(repo)
+        self._stores.history.remove_repo(repo)  # its commits, line states and PR titles
         runs = self._stores.runs.forget(repo)
         jobs = self._stores.jobs.cancel(repo, cancelled(repo))
         clone = self._remove_clone(repo, state)
@@ -115,6 +116,8 @@ class Forgetter:
         if self._index.manifest(repo) or self._clone_folders(repo):
             return True
         if self._symbols is not None and repo in self._symbols.repos():
+            return True
+        if repo in self._stores.history.repos():
             return True
         runs = self._stores.runs
         return runs.last(repo) is not None or runs.next_run(repo) is not None

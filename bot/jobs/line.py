@@ -19,19 +19,20 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from bot.config import FileConfig, Settings
+from bot.config import FileConfig, RepoConfig, Settings
 from bot.errors import BotError, ScopeError
 from bot.index.base import Index, Rebuild, Recovering
+from bot.ingest.history import HistoryOptions
 from bot.ingest.pipeline import IngestOptions, Ingestor, IngestReport, Progress
 from bot.ingest.sources import default_name
 from bot.jobs.offload import Build, Cancelled, ChildIngests
 from bot.llm.embeddings import Embedder
 from bot.runtime import metrics
-from bot.store.base import IngestLocks, RunRecords, SymbolTable
+from bot.store.base import HistoryRecords, IngestLocks, RunRecords, SymbolTable
 from bot.store.locks import RepositoryBusy
 from bot.store.records import RUNNING
 from bot.store.runs import Run
@@ -68,6 +69,7 @@ class IngestLine:
         embedder: Embedder | None = None,
         symbols: SymbolTable | None = None,
         workers: int = WORKERS,
+        history: HistoryRecords | None = None,
     ) -> None:
         self._settings = settings
         self._index = index
@@ -76,6 +78,7 @@ class IngestLine:
         self._config = config
         self._embedder = embedder
         self._symbols = symbols
+        self._history = history
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="codecite-ingest")
         self._children: ChildIngests | None = None
 
@@ -190,6 +193,7 @@ class IngestLine:
         quick: bool = False,
         on_wait: Notice | None = None,
         known_only: bool = False,
+        history: HistoryOptions | None = None,
     ) -> IngestReport:
         """Ingest what changed, holding the repository's lock; every run is logged for status.
 
@@ -214,7 +218,7 @@ class IngestLine:
             clock = time.monotonic()
             run_id = self._runs.begin(name, started, trigger)  # best-effort, like every log write
             try:
-                report = self._ingest(location, name, branch, progress, quick)
+                report = self._ingest(location, name, branch, progress, quick, history)
             except BotError as exc:
                 seconds = time.monotonic() - clock
                 self._runs.finish(run_id, Run.failed(name, started, seconds, trigger, exc))
@@ -256,7 +260,10 @@ class IngestLine:
         branch: str | None,
         progress: Progress | None,
         quick: bool,
+        history: HistoryOptions | None = None,
     ) -> IngestReport:
+        """`history`: the horizon of this ingest (`codecite index --history-*`), else the
+        repository's codecite.toml keys."""
         configured = self._config().repo(name)
         settings = self._settings
         options = IngestOptions(
@@ -264,15 +271,24 @@ class IngestLine:
             branch=branch or (configured.branch if configured else None) or None,
             include=configured.include if configured else (),
             exclude=configured.exclude if configured else (),
-            token=settings.github_token.get_secret_value() if settings.github_token else None,
+            token=options_token(settings) or None,
             max_file_bytes=settings.max_file_bytes,
             workers=settings.ingest_workers,
+            history=replace(
+                history or history_options(configured),
+                github_token=options_token(settings),
+                github_api_url=settings.github_api_url,
+            ),
         )
         children = self._children
         if children is not None:
             return children.ingest(location, options, progress, quick)
         ingestor = Ingestor(
-            self._index, home=settings.home, embedder=self._embedder, symbols=self._symbols
+            self._index,
+            home=settings.home,
+            embedder=self._embedder,
+            symbols=self._symbols,
+            history=self._history,
         )
         return ingestor.ingest(location, options, progress, quick=quick)
 
@@ -305,3 +321,14 @@ def then(future: Future[list[Outcome]], render: Callable[[list[Outcome]], str]) 
 
     future.add_done_callback(done)
     return out
+
+
+def history_options(configured: RepoConfig | None) -> HistoryOptions:
+    """A repository's history horizon from its codecite.toml table (defaults without one)."""
+    if configured is None:
+        return HistoryOptions()
+    return HistoryOptions(configured.history, configured.history_commits, configured.history_days)
+
+
+def options_token(settings: Settings) -> str:
+    return settings.github_token.get_secret_value() if settings.github_token else ""

@@ -28,13 +28,15 @@ from bot.index.base import Index
 from bot.ingest.pipeline import IngestOptions, Ingestor, IngestReport, Progress
 from bot.llm.embeddings import Embedder
 from bot.runtime.child import Cancelled, ChildDied, Children
-from bot.store.base import SymbolTable
+from bot.store.base import HistoryRecords, SymbolTable
 
 __all__ = ["Cancelled", "ChildDied", "ChildIngests", "IngestParts"]
 
 
 # What an ingest writes through, opened in the child, and what releases it all.
-IngestParts = tuple[Index, Embedder | None, SymbolTable | None, Callable[[], None]]
+IngestParts = tuple[
+    Index, Embedder | None, SymbolTable | None, HistoryRecords | None, Callable[[], None]
+]
 # Opens the parts from settings (`bot.wiring.ingest_parts`): a module-level function, so
 # that the child can import it.
 Build = Callable[[Settings], IngestParts]
@@ -73,9 +75,11 @@ def _ingest(
     quick: bool,
 ) -> IngestReport:
     """In the child: open the stores, ingest, close them."""
-    index, embedder, symbols, close = build(settings)
+    index, embedder, symbols, history, close = build(settings)
     try:
-        ingestor = Ingestor(index, home=settings.home, embedder=embedder, symbols=symbols)
+        ingestor = Ingestor(
+            index, home=settings.home, embedder=embedder, symbols=symbols, history=history
+        )
         return ingestor.ingest(location, options, lambda *step: report(step), quick=quick)
     finally:
         close()

@@ -45,7 +45,14 @@ class Upkeep:
         self._config = config
         self._reload = reload
         self.line = IngestLine(
-            settings, index, stores.runs, stores.locks, config, embedder=embedder, symbols=symbols
+            settings,
+            index,
+            stores.runs,
+            stores.locks,
+            config,
+            embedder=embedder,
+            symbols=symbols,
+            history=stores.history,
         )
         self.requests = ReindexRequests(lambda: stores.jobs, poll=settings.job_poll_seconds)
         self._forgetter = Forgetter(index, symbols, stores, clones=settings.clones_dir)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from bot.index.base import Index
 from bot.models import Chunk, Hit
+from bot.retrieval.common_words import is_common
 from bot.retrieval.query import KEYWORDS, analyze, subject_of
 from bot.text.tokens import STOPWORDS, path_tokens, query_terms, tokens_in
 
@@ -46,6 +47,7 @@ class Concept:
     tokens: tuple[str, ...]  # index tokens; the concept is in a text holding any of them
     named: bool
     code: bool = False  # written as code (an identifier, inline code): shown in backticks
+    common: bool = False  # everyday question vocabulary ("pick"): its absence says nothing
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,15 +60,25 @@ class Coverage:
 
     @property
     def present_share(self) -> float:
-        """The share of the question's weight the scope mentions somewhere (1.0: all)."""
-        total = sum(self.weights)
-        kept = sum(w for w, seen in zip(self.weights, self.in_scope, strict=True) if seen)
+        """The share of the question's weight the scope mentions somewhere (1.0: all); an
+        everyday word the scope never mentions is left out of the sum (see `common_words`)."""
+        judged = [
+            (w, seen)
+            for c, w, seen in zip(self.concepts, self.weights, self.in_scope, strict=True)
+            if seen or not c.common
+        ]
+        total = sum(w for w, _ in judged)
+        kept = sum(w for w, seen in judged if seen)
         return kept / total if total else 1.0
 
     @property
     def missing(self) -> tuple[Concept, ...]:
-        """Concepts no chunk in scope mentions: named things first, in question order."""
-        absent = [c for c, seen in zip(self.concepts, self.in_scope, strict=True) if not seen]
+        """Concepts no chunk in scope mentions (everyday words aside): named things first."""
+        absent = [
+            c
+            for c, seen in zip(self.concepts, self.in_scope, strict=True)
+            if not seen and not c.common
+        ]
         return tuple(sorted(absent, key=lambda c: not c.named))
 
     @property
@@ -151,7 +163,7 @@ def concepts_of(text: str) -> tuple[Concept, ...]:
             continue
         tokens = tuple(query_terms(word))
         if tokens and not named.intersection(tokens[:1]):
-            concepts.setdefault(tokens, Concept(word, tokens, named=False))
+            concepts.setdefault(tokens, Concept(word, tokens, named=False, common=is_common(word)))
     return tuple(concepts.values())
 
 

@@ -16,12 +16,12 @@ import logging
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from threading import Lock
 from typing import Protocol
 
 from bot.errors import BotError
 from bot.index.base import Index
 from bot.models import RepoState, line_label
+from bot.retrieval.commit_cache import CommitCache
 from bot.retrieval.dirtree import DirNode, build_tree, one_line, tree_lines
 from bot.retrieval.intent import file_kind
 from bot.symbols.model import RankedSymbol, SymbolDef
@@ -65,22 +65,15 @@ class RepoMapper:
     def __init__(self, index: Index, symbols: RankedSymbols | None) -> None:
         self._index = index
         self._symbols = symbols
-        self._cache: dict[tuple[str, str, str], RepoMap] = {}
-        self._lock = Lock()
+        self._cache: CommitCache[RepoMap] = CommitCache(CACHE_SIZE)
 
     def map_of(self, state: RepoState) -> RepoMap:
-        key = (state.name, state.commit, state.indexed_at.isoformat())
-        with self._lock:
-            cached = self._cache.get(key)
+        cached = self._cache.get(state)
         if cached is not None:
             return cached
         built, complete = self._build(state)
-        if not complete:  # the symbol table was behind or failing: ask again next time
-            return built
-        with self._lock:
-            if len(self._cache) >= CACHE_SIZE:
-                self._cache.pop(next(iter(self._cache)))
-            self._cache[key] = built
+        if complete:  # else the symbol table was behind or failing: ask again next time
+            self._cache.put(state, built)
         return built
 
     def maps(self, states: Iterable[RepoState]) -> list[RepoMap]:

@@ -62,7 +62,12 @@ class Source:
 
     @property
     def label(self) -> str:
+        if self.language == COMMIT:  # a commit as a source (`bot.answer.history_answer`)
+            return self.path
         return line_label(self.path, self.start_line, self.end_line)
+
+
+COMMIT = "commit"  # the language of a Source that is a commit: its path is "commit <sha8>"
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,12 @@ References are recorded by name; each call site also records how it was written
   that class); it may also reach an override in a subclass;
 - `helpers.send(...)` / `werkzeug.utils.send(...)` reaches `send` of what the
   receiver is bound to: a module of this repository, a class, or another package;
+- `c.send(...)` on a variable whose type the code states (`c *Client`, `x: Client`,
+  `x := NewClient()`, `self.client` after `self.client = Client()`) reaches `send` of
+  that type, found through its bases (a method a subclass overrides may be reached too);
+  on another package's type it reaches that package;
+- `JSON.stringify(...)`, `", ".join(...)`, `strings.Join(...)`: the language or its
+  standard library, never the repository;
 - `obj.send(...)` on any other object may reach a method named `send`, never a
   top-level function.
 
@@ -24,24 +30,28 @@ matched by name, a call on an object, a base class that is not indexed) or "no"
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from bot.code.languages import language_for
 from bot.retrieval.symbol_links import CLASS_KINDS, LinkLookup, Resolver, Target
-from bot.symbols.links import BARE, OTHER, QUALIFIED, SELF, SUPER
+from bot.retrieval.symbol_types import type_target
+from bot.symbols.builtins import FUNCTIONS
+from bot.symbols.links import BARE, BUILTIN, OTHER, QUALIFIED, SELF, SUPER, TYPED
 from bot.symbols.model import FileFacts, SymbolDef, SymbolRef
 
 Verdict = Literal["yes", "maybe", "no"]
 _STRENGTH = {"no": 0, "maybe": 1, "yes": 2}
-_BUILTINS = frozenset(dir(builtins))
+_INTERFACES = frozenset({"interface", "trait"})  # a call through one reaches any implementation
 
 # How a verdict was reached, as the answer says it.
 BY_NAME = "by name"
 ON_OBJECT = "called on an object"
 OVERRIDE = "may reach an override"
 UNRESOLVED_BASE = "a base class is not indexed"
+UNKNOWN_TYPE = "its receiver's type is not indexed"
+THROUGH_INTERFACE = "called through an interface"
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +61,7 @@ class Attribution:
     how: str  # "imported", "defined here", "self", "super", "module", "class", or the above
     instead: str = ""  # for "no": what the call reaches (`werkzeug.utils.send_file`)
     reaches: SymbolDef | None = None  # for "yes": the target it reaches
+    outside: bool = False  # for "no": it reaches the language or another package
 
 
 class CallJudge:
@@ -72,8 +83,10 @@ class CallJudge:
         return [self.judge(s) for s in sites]
 
     def judge(self, site: SymbolRef) -> Attribution:
-        if not site.call or not site.form or not self.targets:
+        if not site.call or not site.form:
             return Attribution(site, "maybe", BY_NAME)
+        if not self.targets:  # nothing to resolve to: only what is surely another's is left out
+            return self._elsewhere(site)
         found: list[Attribution] = []
         if site.form & BARE:
             found.append(self._bare(site))
@@ -83,6 +96,10 @@ class CallJudge:
             found.append(self._self(site, after=True))
         if site.form & QUALIFIED:
             found.append(self._qualified(site))
+        if site.form & TYPED:
+            found.append(self._typed(site))
+        if site.form & BUILTIN:
+            found.append(self._builtin(site))
         if site.form & OTHER:
             found.append(self._on_object(site))
         if not found:
@@ -105,8 +122,11 @@ class CallJudge:
         if any(d.symbol == site.name for d in own):  # the file's own top-level namesake
             return Attribution(site, "no", "defined here", own[0].symbol)
         target = resolver.name_in(site.path, site.name)
-        if target.kind == "unknown" and site.name in _BUILTINS and not _star_imports(facts):
-            return Attribution(site, "no", "builtin", f"builtins.{site.name}")
+        language = language_for(site.path) or ""
+        builtin = site.name in FUNCTIONS.get(language, ())
+        if target.kind == "unknown" and builtin and not _star_imports(facts):
+            prefix = "builtins." if language == "python" else ""
+            return Attribution(site, "no", "builtin", f"{prefix}{site.name}", outside=True)
         return self._compare(site, target, "imported")
 
     def _self(self, site: SymbolRef, *, after: bool) -> Attribution:
@@ -145,6 +165,54 @@ class CallJudge:
             return Attribution(site, "maybe", BY_NAME)
         return max(found, key=lambda a: _STRENGTH[a.verdict])
 
+    def _elsewhere(self, site: SymbolRef) -> Attribution:
+        """Without a definition to reach, a call is left out only when every way it is
+        written reaches the language or another package."""
+        outside = []
+        if site.form & BUILTIN:
+            outside.append(self._builtin(site))
+        if site.form & QUALIFIED:
+            outside.append(self._qualified(site))
+        if site.form & ~(BUILTIN | QUALIFIED) or not all(a.verdict == "no" for a in outside):
+            return Attribution(site, "maybe", BY_NAME)
+        return outside[0]
+
+    def _typed(self, site: SymbolRef) -> Attribution:
+        """A call on a variable (or field) whose type the code states."""
+        resolver = self.resolver(site.repo)
+        facts = resolver.facts(site.path)
+        found = []
+        for _via, kind in facts.links.types(site.line, site.name) if facts is not None else []:
+            found.append(self._on_type(site, resolver, type_target(resolver, site.path, kind)))
+        if not found:
+            return Attribution(site, "maybe", BY_NAME)
+        return max(found, key=lambda a: _STRENGTH[a.verdict])
+
+    def _on_type(self, site: SymbolRef, resolver: Resolver, typed: Target) -> Attribution:
+        if typed.kind == "external":
+            return Attribution(site, "no", "typed", f"{typed.name}.{site.name}", outside=True)
+        cls = typed.definition
+        if typed.kind != "definition" or cls is None:
+            return Attribution(site, "maybe", UNKNOWN_TYPE)
+        member, _ = resolver.member(cls, site.name)
+        if member is not None and member in self.targets:
+            return Attribution(site, "yes", "typed", reaches=member)
+        if self._overridden_below(resolver, cls) or cls.kind in _INTERFACES:
+            return Attribution(site, "maybe", OVERRIDE if member else THROUGH_INTERFACE)
+        if member is not None:
+            return Attribution(site, "no", "typed", member.symbol)
+        if resolver.ancestry(cls).unresolved:
+            return Attribution(site, "maybe", UNRESOLVED_BASE)
+        return Attribution(site, "no", "typed", f"{cls.symbol}.{site.name}")
+
+    def _builtin(self, site: SymbolRef) -> Attribution:
+        """`JSON.stringify(...)`, `", ".join(...)`: the language's own."""
+        resolver = self.resolver(site.repo)
+        facts = resolver.facts(site.path)
+        chains = facts.links.receivers(site.line, site.name) if facts is not None else []
+        owner = chains[0] if chains else "a builtin"
+        return Attribution(site, "no", "builtin", _written(site, owner), outside=True)
+
     def _on_object(self, site: SymbolRef) -> Attribution:
         if any(_is_member(self.resolver(t.repo), t) for t in self.targets):
             return Attribution(site, "maybe", ON_OBJECT)
@@ -158,7 +226,7 @@ class CallJudge:
                 return Attribution(site, "yes", how, reaches=target.definition)
             return Attribution(site, "no", how, target.definition.symbol)
         if target.kind == "external":
-            return Attribution(site, "no", how, target.name)
+            return Attribution(site, "no", how, _written(site, target.name), outside=True)
         return Attribution(site, "maybe", BY_NAME)
 
     @staticmethod
@@ -166,11 +234,11 @@ class CallJudge:
         facts = resolver.facts(site.path)
         if facts is None:
             return None
-        classes = {d.symbol: d for d in facts.definitions if d.kind in CLASS_KINDS}
+        classes = {d.symbol: d for d in facts.definitions if d.kind in (*CLASS_KINDS, "impl")}
         symbol = site.caller
         while symbol:
             if symbol in classes and symbol != site.caller:
-                return classes[symbol]
+                return resolver.class_of(classes[symbol])
             symbol = symbol.rpartition(".")[0]
         return None
 
@@ -205,6 +273,16 @@ def _is_member(resolver: Resolver, d: SymbolDef) -> bool:
 def _is_class(target: Target) -> bool:
     d = target.definition
     return d is not None and d.kind in CLASS_KINDS
+
+
+def _written(site: SymbolRef, dotted: str) -> str:
+    """A receiver and the called name as the site's language writes them (`std::mem::swap`)."""
+    full = (
+        dotted
+        if dotted.endswith(f".{site.name}") or dotted == site.name
+        else f"{dotted}.{site.name}"
+    )
+    return full.replace(".", "::") if language_for(site.path) in ("rust", "cpp") else full
 
 
 def kept(attributions: Sequence[Attribution]) -> list[Attribution]:

@@ -1,7 +1,11 @@
 """Exact findings for symbol questions, from the symbol table built at ingest.
 
 For "where is X defined" the finder looks the name up (a dotted name by its
-qualified suffix, falling back from `module.func` to `func` in that module);
+qualified suffix, falling back from `module.func` to `func` at the top of that
+module) and, when no definition has the name or it is also bound another way, says
+what it is instead (`symbol_names`: a re-export or alias followed to its definition,
+a member made at run time in a loop over names, a method of a receiver whose type
+the code states, or the candidates and why it cannot tell);
 for "who calls X" / "where is X used" it lists the references by name; for an
 overview it builds the repository map. It also picks the chunks that hold
 what it found (the definition's lines, the call sites, the central symbols),
@@ -13,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -25,8 +29,10 @@ from bot.retrieval.repomap import RepoMap, RepoMapper
 from bot.retrieval.symbol_calls import Attribution, CallJudge
 from bot.retrieval.symbol_chunks import Line, Span, SymbolChunks, span
 from bot.retrieval.symbol_inherited import Inherited, inherited
+from bot.retrieval.symbol_names import Meaning, NameFinder, NameLookup
 from bot.retrieval.symbol_questions import SymbolQuestion, detect_symbol_question
-from bot.symbols.model import FileFacts, RankedSymbol, SymbolDef, SymbolRef
+from bot.store.symbols.lookup import named
+from bot.symbols.model import RankedSymbol, SymbolAlias, SymbolDef, SymbolRef
 
 log = logging.getLogger(__name__)
 
@@ -43,21 +49,9 @@ _KIND_FAMILIES = (
 )
 
 
-class SymbolLookup(Protocol):
-    """The part of the symbol store (`bot.store.symbols.table.SymbolStore`) these answers use."""
-
-    def definitions(
-        self, name: str, *, repos: frozenset[str] | None, limit: int = 20
-    ) -> list[SymbolDef]: ...
-
-    def references(
-        self,
-        name: str,
-        *,
-        repos: frozenset[str] | None,
-        calls_only: bool = False,
-        limit: int = 50,
-    ) -> list[SymbolRef]: ...
+class SymbolLookup(NameLookup, Protocol):
+    """The part of the symbol store (`bot.store.symbols.table.SymbolStore`) these answers use:
+    `NameLookup`'s definitions, aliases, references and file facts, and these."""
 
     def reference_count(
         self, name: str, *, repos: frozenset[str] | None, calls_only: bool = False
@@ -66,10 +60,6 @@ class SymbolLookup(Protocol):
     def top_symbols(self, repo: str, *, limit: int = 30) -> list[RankedSymbol]: ...
 
     def commits(self) -> dict[str, str]: ...
-
-    def file_facts(self, repo: str, paths: Iterable[str]) -> dict[str, FileFacts]: ...
-
-    def paths(self, repo: str) -> list[str]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +79,9 @@ class SymbolFacts:
     how: dict[Line, str] = field(default_factory=dict)  # sites not resolved exactly: why kept
     reaches: dict[Line, SymbolDef] = field(default_factory=dict)  # sites resolved: to which
     left_out: tuple[Attribution, ...] = ()  # sites that reach another definition of the name
+    # What the name is when no definition of that name says it all (`symbol_names`): then
+    # `definitions` holds only what it certainly reaches, never an unsure candidate.
+    meaning: Meaning | None = None
 
     @property
     def answerable(self) -> bool:
@@ -96,7 +89,7 @@ class SymbolFacts:
         if self.question.kind == "overview":
             return bool(self.maps)
         if self.question.kind == "definition":
-            return bool(self.definitions)
+            return bool(self.definitions) or self.meaning is not None
         return bool(self.definitions or self.sites)
 
     @property
@@ -163,15 +156,30 @@ class SymbolFinder:
     def _lookup(
         self, table: SymbolLookup, q: SymbolQuestion, repos: frozenset[str] | None
     ) -> SymbolFacts | None:
-        defs, via = _definitions(table, q, repos)
+        defs, via, case_only = _definitions(table, q, repos)
+        finder = NameFinder(table, repos)
+        meaning = None
+        if via is None or not defs:
+            defs, meaning = finder.explain(q, defs)
+        if not defs and meaning is None:  # a namesake in another case (`reply` for `Reply`)
+            defs = case_only
+        if not defs and meaning is None:
+            defs, meaning = finder.through_receiver(q)
         chunks = SymbolChunks(self._index)
         if q.kind == "definition":
-            if not defs:
+            if not defs and meaning is None:
                 return SymbolFacts(q, inherited=via) if q.explicit else None
-            count = table.reference_count(defs[0].name, repos=repos)
-            hits = chunks.definitions(defs[:DEFINITION_SOURCES], chunks=DEFINITION_CHUNKS)
+            count = table.reference_count(defs[0].name, repos=repos) if defs else 0
+            hits = [*_meaning_hits(chunks, meaning)]
+            hits += chunks.definitions(defs[:DEFINITION_SOURCES], chunks=DEFINITION_CHUNKS)
             return SymbolFacts(
-                q, tuple(defs), len(defs), references=count, hits=tuple(hits), inherited=via
+                q,
+                tuple(defs),
+                len(defs),
+                references=count,
+                hits=tuple(hits),
+                inherited=via,
+                meaning=meaning,
             )
         name = defs[0].name if defs else q.last
         calls = q.kind == "callers"
@@ -195,6 +203,8 @@ class SymbolFinder:
             namesakes = len(table.definitions(name, repos=repos, limit=MAX_DEFINITIONS))
         site_hits, code = chunks.sites(sites)
         def_hits = chunks.definitions(defs[:1], chunks=1)
+        if meaning is not None and meaning.kind != "alias":
+            meaning = None  # a caller's answer is about the definitions it reaches
         return SymbolFacts(
             q,
             tuple(defs),
@@ -207,7 +217,27 @@ class SymbolFinder:
             how=how,
             reaches=reaches,
             left_out=left_out,
+            meaning=meaning,
         )
+
+
+def _meaning_hits(chunks: SymbolChunks, meaning: Meaning | None) -> list[Hit]:
+    """The chunks holding what a meaning cites: its aliases' lines, the list of a loop's
+    names, the function an assignment calls, the candidates of an unsure answer."""
+    if meaning is None:
+        return []
+    places = [_alias_place(a) for a in meaning.aliases]
+    if meaning.listed is not None:
+        listed = meaning.listed
+        places.append(SymbolDef(listed.repo, listed.path, "", "", "", listed.line, listed.line))
+    if meaning.made_by is not None:
+        places.append(meaning.made_by)
+    places += meaning.candidates[:DEFINITION_SOURCES]
+    return chunks.definitions(places, chunks=1)
+
+
+def _alias_place(a: SymbolAlias) -> SymbolDef:
+    return SymbolDef(a.repo, a.path, a.name, a.name, a.kind, a.start_line, a.end_line)
 
 
 def exact_first(facts: SymbolFacts | None, hits: Sequence[Hit]) -> list[Hit]:
@@ -226,18 +256,39 @@ def exact_first(facts: SymbolFacts | None, hits: Sequence[Hit]) -> list[Hit]:
 
 def _definitions(
     table: SymbolLookup, q: SymbolQuestion, repos: frozenset[str] | None
-) -> tuple[list[SymbolDef], Inherited | None]:
+) -> tuple[list[SymbolDef], Inherited | None, list[SymbolDef]]:
     """The definitions the question names; a member a class only inherits is found through
-    its bases (with how, also when no base defines it)."""
+    its bases (with how, also when no base defines it). Definitions that match only ignoring
+    case are given apart (third): what else the name may be is looked at first (`bottle.get`
+    is the module's `get` before it is the method `Bottle.get`)."""
     candidates = _candidates(q.name)
+    case_only: list[SymbolDef] = []
     for name, module in candidates:
         found = table.definitions(name, repos=repos, limit=MAX_DEFINITIONS)
-        if module:  # `billing.charge` is a `charge` in a billing module, or none at all
-            found = [d for d in found if _at(d.repo, d.path, module)]
-        if found:
-            return _preferred(found, q.symbol_kind, q.where), None
+        if module:  # `billing.charge` is a `charge` at the top of a billing module, or none
+            found = [d for d in found if "." not in d.symbol and _at("", d.path, module)]
+        exact = [d for d in found if named(d, name, folded=False)]
+        if exact and all(file_kind(d.path) != "code" for d in exact):
+            exact = [*_class_named_like(table, name, repos), *exact]
+        if exact:
+            return _preferred(exact, q.symbol_kind, q.where), None, []
+        if found and not case_only:
+            case_only = _preferred(found, q.symbol_kind, q.where)
     owned = [name for name, module in candidates if "." in name and not module]
-    return inherited(table, owned[0], repos) if owned else ([], None)
+    defs, via = inherited(table, owned[0], repos) if owned else ([], None)
+    return defs, via, [] if defs else case_only
+
+
+def _class_named_like(
+    table: SymbolLookup, name: str, repos: frozenset[str] | None
+) -> list[SymbolDef]:
+    """`reply.send` found only in tests (a stub set on a variable): the code's `Reply.send`,
+    the class a variable of that name is usually an instance of."""
+    owner, _, member = name.rpartition(".")
+    if not owner or "." in owner or not owner[:1].islower():
+        return []
+    found = table.definitions(f"{owner[:1].upper()}{owner[1:]}.{member}", repos=repos)
+    return [d for d in found if file_kind(d.path) == "code"]
 
 
 def _ordered_by_site(found: list[Attribution]) -> list[Attribution]:
@@ -278,10 +329,11 @@ def _near(refs: list[SymbolRef], where: str) -> list[SymbolRef]:
 
 
 def _at(repo: str, path: str, where: str) -> bool:
-    """Whether `path` in `repo` lies at the place a question named (file, directory, repo)."""
+    """Whether `path` in `repo` lies at the place a question named (file, directory, repo;
+    "" for `repo`: a file or directory only)."""
     where = where.lower().strip("/")
     lowered = path.lower()
-    if where in (repo.lower(), lowered) or lowered.endswith("/" + where):
+    if where in (repo.lower() if repo else "", lowered) or lowered.endswith("/" + where):
         return True
     parts = lowered.split("/")
     return where in parts or where in (p.rsplit(".", 1)[0] for p in parts)

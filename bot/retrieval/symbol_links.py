@@ -1,18 +1,22 @@
-"""Names resolved the way a file's imports and class bases say, within one repository.
+"""Names resolved the way a file's imports, aliases and class bases say, in one repository.
 
-The symbol table keeps, per file, its imports and each class's bases as written
-(`bot.symbols.links`). A `Resolver` answers, for one repository and one question:
+The symbol table keeps, per file, its imports, aliases (re-exports, `exports.x = ...`,
+`pub use`), stated types and each class's bases as written (`bot.symbols.links`,
+`bot.symbols.model.Alias`). A `Resolver` answers, for one repository and one question:
 
-- which indexed file a module name means (`flask.sansio.scaffold`, `.scaffold`
-  from `src/flask/sansio/app.py`), or that it is not indexed (another package);
-- what a name used at the top of a file refers to (its own definition, what an
-  import binds there, followed through re-exports such as a package's
-  `__init__.py`), and what a dotted chain reaches (`werkzeug.utils`, `helpers`);
+- which indexed file or package directory a module name means (`symbol_modules`:
+  `flask.sansio.scaffold`, `./other`, `github.com/go-chi/chi/v5/middleware`,
+  `crate::de`), or that it is not indexed (another package);
+- what a name used at the top of a file refers to (its own definition, an alias, what
+  an import binds there, followed through re-exports such as a package's `__init__.py`
+  or `export * from`, a definition of the same Go or Java package), and what a dotted
+  chain reaches (`werkzeug.utils`, `helpers`, `crate::de`);
 - a class's bases and method resolution order (C3, as Python computes it; other
   languages' bases are found by name, in the same file, directory, or the one class
   of that name in the repository), with the bases it could not resolve;
 - which class in that order defines a member (`Flask.register_error_handler` is
-  `Scaffold.register_error_handler`).
+  `Scaffold.register_error_handler`; a Go method may be in any file of its package, a
+  Rust one in any `impl` of the crate).
 
 Cycles (`class A(B)`, `class B(A)`, or modules re-exporting each other) and
 depth are bounded; whatever cannot be resolved is reported as such, never guessed.
@@ -21,18 +25,28 @@ Every read is an indexed lookup, cached for the question.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from bot.code.languages import language_for
+from bot.retrieval.symbol_modules import PACKAGE, Modules, is_init, package_dir
+from bot.retrieval.symbol_mro import c3, depth_first
+from bot.symbols.builtins import GLOBAL_OBJECTS
+from bot.symbols.imports import go_package
 from bot.symbols.links import Binding
-from bot.symbols.model import FileFacts, SymbolDef
+from bot.symbols.model import ALIAS, ASSIGNED, EVERY_NAME, FileFacts, SymbolAlias, SymbolDef
 
 CLASS_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "object", "type"})
 _MAX_DEPTH = 8  # re-exports followed, or chain segments resolved, before giving up
 _MAX_ANCESTORS = 64
 _PY = (".py", ".pyi")
-_MODULE_FILES = (".py", ".pyi", "/__init__.py", "/__init__.pyi")
+_EXPORTED = ("", "module.exports")  # the owners of a module's own aliases
+# Languages whose methods may be defined outside their type's file, and where.
+_DETACHED = {"go": "package", "rust": "crate", "cpp": "crate", "c": "crate", "csharp": "crate"}
+_SAME_PACKAGE = frozenset({"go", "java"})  # a name of the package needs no import
+_PATH_ROOTS = frozenset({"crate", "self", "super"})  # Rust paths that name a module
 
 
 class LinkLookup(Protocol):
@@ -49,10 +63,12 @@ class LinkLookup(Protocol):
 class Target:
     """What a name or chain refers to."""
 
-    kind: Literal["definition", "module", "external", "unknown"]
+    # value: a name assigned the result of a call (`stop = Symbol('stop')`), in `via`
+    kind: Literal["definition", "module", "external", "value", "unknown"]
     definition: SymbolDef | None = None
-    path: str = ""  # the module's file, for a module of this repository
+    path: str = ""  # the module's file (or package directory + "/") in this repository
     name: str = ""  # the dotted name, for something outside the repository
+    via: tuple[SymbolAlias, ...] = ()  # the aliases followed to get here, first first
 
 
 UNKNOWN = Target("unknown")
@@ -71,8 +87,9 @@ class Resolver:
         self._table = table
         self.repo = repo
         self._facts: dict[str, FileFacts | None] = {}
-        self._modules: _ModuleMap | None = None
+        self._modules: Modules | None = None
         self._ancestry: dict[tuple[str, str], Ancestry] = {}
+        self._named: dict[str, list[SymbolDef]] = {}
 
     # -- files and modules --------------------------------------------------------------
 
@@ -87,38 +104,119 @@ class Resolver:
         self.preload([path])
         return self._facts[path]
 
-    def module_file(self, module: str, importer: str) -> str | None:
-        """The indexed file of `module` as written in `importer` (relative or absolute)."""
+    @property
+    def modules(self) -> Modules:
         if self._modules is None:
-            self._modules = _ModuleMap(self._table.paths(self.repo))
-        return self._modules.find(module, importer)
+            self._modules = Modules(self._table.paths(self.repo), self.repo)
+        return self._modules
+
+    def module_file(self, module: str, importer: str) -> str | None:
+        """The indexed file (or package directory + "/") of `module` as written in
+        `importer`, relative or absolute."""
+        found = self.modules.find(module, importer)
+        if found is None and language_for(importer) == "go":
+            return self._go_root(module)
+        return found
+
+    def _go_root(self, module: str) -> str | None:
+        """The repository's root package, when `module` is its import path."""
+        root = self.modules.root_package()
+        facts = self.facts(root) if root is not None else None
+        package = facts.links.package if facts is not None else ""
+        return PACKAGE if package and package == go_package(module) else None
+
+    def defined(self, name: str) -> list[SymbolDef]:
+        """Every definition of the repository whose name is `name` (cached)."""
+        if name not in self._named:
+            found = self._table.definitions(name, repos=frozenset({self.repo}), limit=200)
+            self._named[name] = [d for d in found if d.name == name]
+        return self._named[name]
 
     # -- names ----------------------------------------------------------------------------
 
-    def name_in(self, path: str, name: str, depth: int = 0) -> Target:
-        """What `name`, used at the top level of `path`, refers to."""
+    def name_in(self, path: str, name: str, depth: int = 0, *, aliases: bool = True) -> Target:
+        """What `name`, used at the top level of `path` (a file or a package), refers to."""
+        directory = package_dir(path)
+        if directory is not None:
+            return self._in_package(directory, name)
         facts = self.facts(path)
         if facts is None or depth > _MAX_DEPTH:
             return UNKNOWN
         own = [d for d in facts.definitions if d.symbol == name]
         if own:
-            return Target("definition", own[0])
+            return Target("definition", _best(own))
+        bound = (
+            [a for a in facts.aliases if a.name == name and a.owner in _EXPORTED] if aliases else []
+        )
+        alias = next((a for a in bound if a.kind == ALIAS), None)
+        if alias is not None:
+            return self._alias(path, alias, depth)
+        value = next((a for a in bound if a.kind == ASSIGNED), None)
+        if value is not None:
+            return Target("value", via=(value,))
         for binding in facts.links.imports:
             if binding.local == name:
                 return self._binding(path, binding, depth)
-        for binding in facts.links.imports:
-            if binding.local == "*":
-                module = self.module_file(binding.module, path)
-                if module is not None and module != path:
-                    found = self.name_in(module, name, depth + 1)
-                    if found.kind != "unknown":
-                        return found
+        found = self._through_stars(path, facts, name, depth)
+        if found.kind != "unknown":
+            return found
+        if language_for(path) in _SAME_PACKAGE:
+            return self._in_package(posixpath.dirname(path), name, besides=path)
         return UNKNOWN
+
+    def _through_stars(self, path: str, facts: FileFacts, name: str, depth: int) -> Target:
+        """`name` from what the file imports or re-exports every name of."""
+        modules = [b.module for b in facts.links.imports if b.local == "*"]
+        modules += [a.module for a in facts.aliases if a.name == EVERY_NAME and a.kind == ALIAS]
+        for module_name in modules:
+            module = self.module_file(module_name, path) if module_name else None
+            if module is None or module == path or not self._exports(module, name):
+                continue
+            found = self.name_in(module, name, depth + 1)
+            if found.kind != "unknown":
+                return found
+        return UNKNOWN
+
+    def _exports(self, module: str, name: str) -> bool:
+        """Whether a star import of `module` gets `name` (a Python `__all__` may say no)."""
+        facts = self.facts(module) if package_dir(module) is None else None
+        exported = facts.links.exported if facts is not None else None
+        return exported is None or name in exported
+
+    def _in_package(self, directory: str, name: str, *, besides: str = "") -> Target:
+        """A top-level definition `name` in a package directory (Go, Java)."""
+        found = [
+            d
+            for d in self.defined(name)
+            if posixpath.dirname(d.path) == directory and d.symbol == name and d.path != besides
+        ]
+        return Target("definition", _best(found)) if found else UNKNOWN
+
+    def _alias(self, path: str, alias: SymbolAlias, depth: int) -> Target:
+        """What an alias of `path` names: its target in its module, or in the same file."""
+        if alias.module:
+            module = self.module_file(alias.module, path)
+            if module is None:
+                if alias.module.startswith("."):
+                    return UNKNOWN  # a relative module the index lacks
+                return Target("external", name=_join(alias.module, alias.target), via=(alias,))
+            if alias.target in ("", EVERY_NAME):
+                return Target("module", path=module, via=(alias,))
+            found = self.name_in(module, alias.target, depth + 1)
+        else:
+            found = self.chain(path, alias.target, depth + 1, skip=alias.name)
+        if found.kind == "unknown":
+            return found
+        return Target(found.kind, found.definition, found.path, found.name, (alias, *found.via))
 
     def _binding(self, path: str, b: Binding, depth: int) -> Target:
         if not b.name:  # `import a.b as c` binds module a.b; `import a.b` binds a
             module = self.module_file(b.module, path)
-            return Target("module", path=module) if module else Target("external", name=b.module)
+            if module:
+                return Target("module", path=module)
+            if b.module.startswith("."):
+                return UNKNOWN
+            return Target("external", name=b.module)
         submodule = self.module_file(_join(b.module, b.name), path)
         if submodule is not None:  # `from . import helpers`
             return Target("module", path=submodule)
@@ -129,14 +227,20 @@ class Resolver:
             return Target("external", name=_join(b.module, b.name))
         return self.name_in(module, b.name, depth + 1)
 
-    def chain(self, path: str, chain: str) -> Target:
-        """What a dotted chain written in `path` reaches (`werkzeug.utils`, `helpers`)."""
+    def chain(self, path: str, chain: str, depth: int = 0, *, skip: str = "") -> Target:
+        """What a dotted chain written in `path` reaches (`werkzeug.utils`, `helpers`);
+        `skip`: an alias being followed, which its own target does not mean again."""
         root, *rest = chain.split(".")
-        target = self.name_in(path, root)
-        for depth, part in enumerate(rest):
-            if depth > _MAX_DEPTH:
-                return UNKNOWN
+        if root in _PATH_ROOTS and language_for(path) == "rust":
+            module = self.module_file("::".join([root, *rest]), path)
+            return Target("module", path=module) if module else UNKNOWN
+        target = self.name_in(path, root, depth, aliases=root != skip)
+        if target.kind == "unknown" and root in GLOBAL_OBJECTS.get(language_for(path) or "", ()):
+            return Target("external", name=chain)  # `JSON.parse`, `std::mem`: the language's
+        for part in rest[: _MAX_DEPTH - depth]:
             target = self.attribute(target, part)
+        if len(rest) > _MAX_DEPTH - depth:
+            return UNKNOWN
         return target
 
     def attribute(self, target: Target, name: str) -> Target:
@@ -144,15 +248,29 @@ class Resolver:
         if target.kind == "external":
             return Target("external", name=_join(target.name, name))
         if target.kind == "module":
-            sub = self.module_file(f".{name}", target.path) if _is_init(target.path) else None
+            sub = self.module_file(f".{name}", target.path) if is_init(target.path) else None
             if sub is not None:  # a package's submodule
                 return Target("module", path=sub)
-            return self.name_in(target.path, name)
+            found = self.name_in(target.path, name)
+            if found.kind == "unknown":  # `module.exports = X`: a member of X
+                found = self._default_member(target.path, name)
+            return found
         d = target.definition
         if target.kind == "definition" and d is not None and d.kind in CLASS_KINDS:
             member, _ = self.member(d, name)
             return Target("definition", member) if member is not None else UNKNOWN
         return UNKNOWN
+
+    def _default_member(self, path: str, name: str) -> Target:
+        facts = self.facts(path) if package_dir(path) is None else None
+        default = next(
+            (a for a in (facts.aliases if facts else ()) if a.name == "default" and _is_export(a)),
+            None,
+        )
+        if default is None:
+            return UNKNOWN
+        owner = self._alias(path, default, 1)
+        return self.attribute(owner, name) if owner.kind == "definition" else UNKNOWN
 
     # -- classes ----------------------------------------------------------------------------
 
@@ -171,7 +289,7 @@ class Resolver:
             found = self.ancestry(base)
             orders.append(found.order)
             unresolved += [u for u in found.unresolved if u not in unresolved]
-        merged = _c3([cls], [*orders, bases]) or _depth_first(cls, orders)
+        merged = c3([cls], [*orders, bases]) or depth_first(cls, orders)
         return Ancestry(merged[:_MAX_ANCESTORS], unresolved)
 
     def bases(self, cls: SymbolDef) -> tuple[list[SymbolDef], list[str]]:
@@ -189,7 +307,10 @@ class Resolver:
         return resolved, missing
 
     def _base(self, cls: SymbolDef, base: str) -> SymbolDef | None:
-        if not _is_python(cls.path):
+        if not _is_python(cls.path):  # what the imports say, else by name
+            found = self.chain(cls.path, base).definition
+            if found is not None and found.kind in CLASS_KINDS and found != cls:
+                return found
             return self._by_name(cls, base)
         target = self.chain(cls.path, base)
         d = target.definition
@@ -220,8 +341,21 @@ class Resolver:
         return pick[0] if len(pick) == 1 else None
 
     def named_classes(self, name: str) -> list[SymbolDef]:
-        found = self._table.definitions(name, repos=frozenset({self.repo}), limit=50)
-        return [d for d in found if d.name == name and d.kind in CLASS_KINDS]
+        return [d for d in self.defined(name) if d.kind in CLASS_KINDS]
+
+    def class_of(self, d: SymbolDef) -> SymbolDef | None:
+        """The class `d` is, or the one a Rust `impl` or C++ method block is for."""
+        if d.kind in CLASS_KINDS:
+            return d
+        if d.kind != "impl":
+            return None
+        here = posixpath.dirname(d.path)
+        found = [c for c in self.named_classes(d.name) if c.symbol == d.symbol]
+        near = [c for c in found if c.path == d.path] or [
+            c for c in found if posixpath.dirname(c.path) == here
+        ]
+        pick = near or found
+        return pick[0] if len(pick) == 1 else None
 
     def member(self, cls: SymbolDef, name: str) -> tuple[SymbolDef | None, list[SymbolDef]]:
         """The definition of `name` that `cls` gets (its own or the first ancestor's), and
@@ -234,34 +368,21 @@ class Resolver:
         return None, []
 
     def own_member(self, cls: SymbolDef, name: str) -> SymbolDef | None:
+        """`cls`'s own `name`: in its file, or (Go, Rust, C++, C#) wherever its language
+        lets a method of it be written: the same package, any `impl` of the crate."""
         facts = self.facts(cls.path)
         symbol = f"{cls.symbol}.{name}"
-        return next((d for d in (facts.definitions if facts else ()) if d.symbol == symbol), None)
-
-
-def _c3(head: list[SymbolDef], orders: list[list[SymbolDef]]) -> list[SymbolDef] | None:
-    """C3 linearization: `head` then the merge of `orders`; None when inconsistent."""
-    pending = [list(o) for o in orders if o]
-    out = list(head)
-    while pending:
-        for order in pending:
-            candidate = order[0]
-            if not any(candidate in other[1:] for other in pending):
-                break
-        else:
-            return None
-        if candidate not in out:  # a cycle can bring a class back: once is enough
-            out.append(candidate)
-        pending = [[c for c in o if c != candidate] for o in pending]
-        pending = [o for o in pending if o]
-    return out
-
-
-def _depth_first(cls: SymbolDef, orders: list[list[SymbolDef]]) -> list[SymbolDef]:
-    out = [cls]
-    for order in orders:
-        out += [c for c in order if c not in out]
-    return out
+        here = next((d for d in (facts.definitions if facts else ()) if d.symbol == symbol), None)
+        where = _DETACHED.get(language_for(cls.path) or "")
+        if here is not None or where is None:
+            return here
+        found = [d for d in self.defined(name) if d.symbol == symbol and d.kind != "impl"]
+        folder = posixpath.dirname(cls.path)
+        same = [d for d in found if posixpath.dirname(d.path) == folder]
+        if where == "package":
+            found = same
+        pick = same or found
+        return pick[0] if len(pick) == 1 else None
 
 
 def _is_python(path: str) -> bool:
@@ -276,42 +397,11 @@ def _join(module: str, name: str) -> str:
     return f"{module}{name}" if module.endswith(".") else f"{module}.{name}"
 
 
-class _ModuleMap:
-    """Module names -> indexed files. An absolute name matches a file whose path ends with
-    it, below a directory that is not itself a package (a source root: the repository,
-    `src/`, a script's directory); the shortest such path wins, code before tests.
-    String operations only: this is built once a question, over every path."""
-
-    def __init__(self, paths: Iterable[str]) -> None:
-        files = [p for p in paths if p.endswith(_PY)]
-        self._files = frozenset(files)
-        packages = {p.rpartition("/")[0] for p in files if _is_init(p)}
-        self._by_suffix: dict[str, list[str]] = {}
-        for path in sorted(files, key=lambda p: (p.count("/"), "test" in p, p)):
-            parts = path.rpartition(".")[0].split("/")
-            if parts[-1] == "__init__":
-                parts.pop()
-            for start in range(len(parts)):
-                if start and "/".join(parts[:start]) in packages:
-                    continue  # inside a package: not where an absolute import starts
-                self._by_suffix.setdefault(".".join(parts[start:]), []).append(path)
-
-    def find(self, module: str, importer: str) -> str | None:
-        if not module.startswith("."):
-            found = self._by_suffix.get(module)
-            return found[0] if found else None
-        level = len(module) - len(module.lstrip("."))
-        base = importer.rpartition("/")[0]
-        for _ in range(level - 1):
-            base = base.rpartition("/")[0]
-        rest = module[level:].replace(".", "/")
-        stem = "/".join(p for p in (base, rest) if p)
-        for ending in _MODULE_FILES:
-            name = f"{stem}{ending}".lstrip("/")
-            if name in self._files:
-                return name
-        return None
+def _is_export(a: SymbolAlias) -> bool:
+    """An alias a module exports under its name (not a member set on some object)."""
+    return a.kind == ALIAS and a.owner in _EXPORTED
 
 
-def _is_init(path: str) -> bool:
-    return path.rpartition("/")[2] in ("__init__.py", "__init__.pyi")
+def _best(defs: list[SymbolDef]) -> SymbolDef:
+    """Of several definitions with one symbol, a class or function before an `impl`."""
+    return min(defs, key=lambda d: (d.kind == "impl", d.kind not in CLASS_KINDS, d.start_line))

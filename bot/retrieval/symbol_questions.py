@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from bot.retrieval.preamble import without_preamble
 from bot.retrieval.query import analyze, looks_like_identifier
 
 SymbolQuestionKind = Literal["definition", "callers", "references", "overview"]
@@ -205,7 +206,7 @@ def detect_symbol_question(text: str) -> SymbolQuestion | None:
     short follow-up): they resolve a pronoun such as "who calls it?".
     """
     first, _, context = text.strip().replace("\u2019", "'").partition("\n")
-    first = first.strip()
+    first = without_preamble(first).strip()  # "I'm new here: ..." asks what follows
     if not first or len(first) > MAX_QUESTION_CHARS:
         return None
     found: SymbolQuestion | None = None

@@ -25,9 +25,24 @@ from typing import Protocol
 
 from bot.models import Answer, FileEntry, RepoState
 from bot.runtime.limits import Quota
+from bot.store.history_records import (
+    CommitRecord,
+    FileLines,
+    HistoryHead,
+    HistoryUpdate,
+    PullRequest,
+    TagRecord,
+)
 from bot.store.jobs import Job
 from bot.store.records import ChunkRow, CorpusStats, Counts, FeedbackRow, FileRow, Run
-from bot.symbols.model import FileFacts, FileSymbols, RankedSymbol, SymbolDef, SymbolRef
+from bot.symbols.model import (
+    FileFacts,
+    FileSymbols,
+    RankedSymbol,
+    SymbolAlias,
+    SymbolDef,
+    SymbolRef,
+)
 from bot.symbols.packed import PackedSymbols
 
 
@@ -101,6 +116,9 @@ class SymbolTable(Closable, Protocol):
     def definitions(
         self, name: str, *, repos: frozenset[str] | None, limit: int = 20
     ) -> list[SymbolDef]: ...
+    def aliases(
+        self, name: str, *, repos: frozenset[str] | None, limit: int = 50
+    ) -> list[SymbolAlias]: ...
     def references(
         self,
         name: str,
@@ -206,6 +224,22 @@ class IngestJobs(Closable, Protocol):
         ...
 
 
+class HistoryRecords(Closable, Protocol):
+    """Each repository's recorded commits and line attribution (`bot.store.history_records`);
+    `apply` is one transaction, so readers see the old history or the whole new one."""
+
+    def head(self, repo: str) -> HistoryHead | None: ...
+    def last_seq(self, repo: str) -> int: ...
+    def apply(self, update: HistoryUpdate) -> None: ...
+    def commits(self, repo: str) -> list[CommitRecord]: ...
+    def file_lines(self, repo: str, paths: Iterable[str]) -> dict[str, FileLines]: ...
+    def tags(self, repo: str) -> list[TagRecord]: ...
+    def pull_requests(self, repo: str, numbers: Iterable[int]) -> dict[int, PullRequest]: ...
+    def put_pull_requests(self, repo: str, prs: Iterable[PullRequest]) -> None: ...
+    def remove_repo(self, repo: str) -> None: ...
+    def repos(self) -> list[str]: ...
+
+
 class StoreSet(Closable, Protocol):
     """Every part, opened on first use and closed together."""
 
@@ -227,6 +261,8 @@ class StoreSet(Closable, Protocol):
     def quota(self) -> QuestionQuota: ...
     @property
     def jobs(self) -> IngestJobs: ...
+    @property
+    def history(self) -> HistoryRecords: ...
     def command_hashes(self, name: str, what: str = "") -> CommandHashes:
         """The platform's store named `name` (`what` names it in sentences to users)."""
         ...

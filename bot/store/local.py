@@ -25,6 +25,7 @@ from bot.store.base import (
     CommandHashes,
     EventClaims,
     FeedbackRecords,
+    HistoryRecords,
     IngestJobs,
     IngestLocks,
     PineconeStateRecords,
@@ -119,6 +120,13 @@ class LocalStores:
         from bot.store.jobs import FILENAME, SqliteJobs
 
         return self._part(FILENAME, lambda: SqliteJobs(self.home / FILENAME))
+
+    @property
+    def history(self) -> HistoryRecords:
+        from bot.store.history import FILENAME as HISTORY
+        from bot.store.history import SqliteHistory
+
+        return self._part(HISTORY, lambda: SqliteHistory(self.home / HISTORY))
 
     def command_hashes(self, name: str, what: str = "") -> CommandHashes:
         from bot.store.command_hashes import JsonCommandHashes

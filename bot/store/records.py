@@ -10,6 +10,8 @@ from typing import Protocol
 from bot.errors import BotError
 
 RUNNING, DONE, INTERRUPTED = "running", "done", "interrupted"
+# The skip reasons (`bot.ingest.filters`) that keep a file out for the secrets it holds.
+SECRET_SKIPS = ("secret_file", "secret_in_path")
 
 
 class IngestOutcome(Protocol):
@@ -37,6 +39,10 @@ class IngestOutcome(Protocol):
     def embedding_tokens(self) -> int: ...
     @property
     def embedding_tokens_saved(self) -> int: ...
+    @property
+    def skipped(self) -> Mapping[str, int]: ...  # reason -> files not indexed
+    @property
+    def secrets_redacted(self) -> Mapping[str, int]: ...  # kind -> secrets redacted
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +64,12 @@ class Run:
     error: str = ""  # the user-facing sentence, "" when the run succeeded
     embedding_tokens_saved: int = 0
     state: str = DONE  # RUNNING until it ends; INTERRUPTED when its process died
+    # What the run left out of the index for holding secrets (`status` reports it): files
+    # skipped whole (a private key, a credentials file, a token in the path), private key
+    # blocks cut from files indexed without them, and other secrets redacted in place.
+    secret_files: int = 0
+    key_blocks: int = 0
+    redactions: int = 0
 
     @property
     def ok(self) -> bool:
@@ -79,6 +91,11 @@ class Run:
             embedded_inputs=report.embedded_inputs,
             embedding_tokens=report.embedding_tokens,
             embedding_tokens_saved=report.embedding_tokens_saved,
+            secret_files=sum(report.skipped.get(r, 0) for r in SECRET_SKIPS),
+            key_blocks=report.secrets_redacted.get("private_key", 0),
+            redactions=sum(
+                n for kind, n in report.secrets_redacted.items() if kind != "private_key"
+            ),
         )
 
     @classmethod
@@ -107,6 +124,9 @@ def run_columns(run: Run, started: object) -> tuple[object, ...]:
         run.error,
         run.embedding_tokens_saved,
         run.state,
+        run.secret_files,
+        run.key_blocks,
+        run.redactions,
     )
 
 
@@ -129,6 +149,9 @@ def run_from_columns(row: Sequence[object], started: datetime) -> Run:
         error=str(row[12]),
         embedding_tokens_saved=int(str(row[13])),
         state=str(row[14]),
+        secret_files=int(str(row[15])),
+        key_blocks=int(str(row[16])),
+        redactions=int(str(row[17])),
     )
 
 

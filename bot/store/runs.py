@@ -36,7 +36,9 @@ CREATE TABLE IF NOT EXISTS runs (
     chunks_removed INTEGER NOT NULL, embedded_inputs INTEGER NOT NULL,
     embedding_tokens INTEGER NOT NULL, error TEXT NOT NULL,
     embedding_tokens_saved INTEGER NOT NULL DEFAULT 0,
-    state TEXT NOT NULL DEFAULT 'done'
+    state TEXT NOT NULL DEFAULT 'done',
+    secret_files INTEGER NOT NULL DEFAULT 0, key_blocks INTEGER NOT NULL DEFAULT 0,
+    redactions INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS runs_repo ON runs(repo, id);
 CREATE TABLE IF NOT EXISTS next_runs (repo TEXT PRIMARY KEY, at TEXT NOT NULL);
@@ -45,9 +47,9 @@ KEEP_PER_REPO = 200
 _COLUMNS = (
     "repo, started_at, seconds, trigger, commit_sha, files_added, files_changed, files_removed, "
     "chunks_added, chunks_removed, embedded_inputs, embedding_tokens, error, "
-    "embedding_tokens_saved, state"
+    "embedding_tokens_saved, state, secret_files, key_blocks, redactions"
 )
-_INSERT = f"INSERT INTO runs ({_COLUMNS}) VALUES ({', '.join('?' * 15)})"
+_INSERT = f"INSERT INTO runs ({_COLUMNS}) VALUES ({', '.join('?' * 18)})"
 _UPDATE = (
     f"UPDATE runs SET {', '.join(f'{c.strip()} = ?' for c in _COLUMNS.split(','))} WHERE id = ?"
 )
@@ -68,6 +70,9 @@ def _prepare(db: sqlite3.Connection) -> None:
         db.execute("ALTER TABLE runs ADD COLUMN embedding_tokens_saved INTEGER NOT NULL DEFAULT 0")
     if "state" not in columns:  # logs written before runs were recorded at their start
         db.execute("ALTER TABLE runs ADD COLUMN state TEXT NOT NULL DEFAULT 'done'")
+    for counted in ("secret_files", "key_blocks", "redactions"):  # before secrets were counted
+        if counted not in columns:
+            db.execute(f"ALTER TABLE runs ADD COLUMN {counted} INTEGER NOT NULL DEFAULT 0")
 
 
 class RunLog:

@@ -4,8 +4,10 @@ Per file, tree-sitter gives every definition (qualified the way chunks are:
 `Outer.Inner.method`) and the references to names that its language's rules
 record (calls, member accesses, types, imports; not plain variables: see
 `bot.code.queries`), calls marked, with the enclosing definition as the
-caller. The store (`bot.store.symbols.table`) keeps them per repository and answers
-"where is X defined", "who calls X" and "which symbols matter most" exactly.
+caller, and the names it binds another way (`Alias`: re-exports, assignments of
+other names, members made in a loop over names). The store
+(`bot.store.symbols.table`) keeps them per repository and answers "where is X
+defined", "who calls X" and "which symbols matter most" exactly.
 """
 
 from __future__ import annotations
@@ -37,11 +39,34 @@ class Reference:
     form: int = 0  # how it was written (`bot.symbols.links` bits); 0: not recorded
 
 
+ALIAS = "alias"  # `exports.x = other.x`, `export {a as b}`, `pub use a::B as C`, `b = a`
+ASSIGNED = "assigned"  # `get = make_wrapper('get')` at the top of a module or class
+GENERATED = "generated"  # `for (const m of methods) ky[m] = ...`, `setattr(cls, name, f)`
+EVERY_NAME = "*"  # an alias's name for `export * from './m'`, or members of names not listed
+
+
+@dataclass(frozen=True, slots=True)
+class Alias:
+    """A name a file binds other than by a definition of its own (kinds above)."""
+
+    name: str  # the name bound, or EVERY_NAME
+    kind: str
+    # alias: what it names, as written (`other.x`, `a`, `Deserializer`, "*"); assigned: the
+    # expression (`make_wrapper('get')`); generated: where the names come from, as written
+    # (`requestMethods`, `['get', 'post']`)
+    target: str
+    module: str = ""  # the module `target` comes from, as written (`./m`, `.x`, `crate::de`)
+    owner: str = ""  # what the name is bound on: "" (the module), `module.exports`, `ky`, `self`
+    start_line: int = 0
+    end_line: int = 0
+
+
 @dataclass(frozen=True, slots=True)
 class FileSymbols:
     definitions: tuple[Definition, ...] = ()
     references: tuple[Reference, ...] = ()
     links: FileLinks = NO_LINKS
+    aliases: tuple[Alias, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +96,21 @@ class SymbolRef:
 
 
 @dataclass(frozen=True, slots=True)
+class SymbolAlias:
+    """An `Alias` located in an indexed repository."""
+
+    repo: str
+    path: str
+    name: str
+    kind: str
+    target: str
+    module: str
+    owner: str
+    start_line: int
+    end_line: int
+
+
+@dataclass(frozen=True, slots=True)
 class RankedSymbol:
     """A definition with its importance: how much the rest of the code refers to it."""
 
@@ -87,3 +127,4 @@ class FileFacts:
     path: str
     definitions: tuple[SymbolDef, ...]
     links: FileLinks
+    aliases: tuple[SymbolAlias, ...] = ()

@@ -13,8 +13,9 @@ million references, so references travel packed instead:
   forms    one byte a site, aligned with sites: how it was written (`links` bits: a
            bare name, a member of `self`, of an imported name...); empty when the
            language records none (every site then matches by name alone).
-  links    the file's imports, class bases and qualified receivers (`links.FileLinks`,
-           as text).
+  links    the file's imports, class bases, receivers and stated types
+           (`links.FileLinks`, as text).
+  aliases  the names it binds other than by a definition (`model.Alias`), as tuples.
 
 Definitions travel as plain tuples (`DefRow`): a tuple of strings and ints is
 smaller than an object and the garbage collector stops tracking it, which
@@ -33,9 +34,11 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bot.symbols.links import FileLinks
-from bot.symbols.model import Definition, FileSymbols, Reference
+from bot.symbols.model import Alias, Definition, FileSymbols, Reference
 
 DefRow = tuple[str, str, str, int, int]  # name, symbol, kind, start_line, end_line
+# name, kind, target, module, owner, start_line, end_line (`model.Alias`)
+AliasRow = tuple[str, str, str, str, str, int, int]
 
 _U32 = "I" if array("I").itemsize == 4 else "L"
 _SWAP = sys.byteorder == "big"
@@ -66,6 +69,7 @@ class PackedSymbols:
     sites: bytes = b""
     forms: bytes = b""
     links: str = ""
+    aliases: tuple[AliasRow, ...] = ()
 
     @classmethod
     def from_sites(
@@ -76,6 +80,7 @@ class PackedSymbols:
         distinct: bool = False,
         forms: Mapping[str, bytes] | None = None,
         links: FileLinks | None = None,
+        aliases: Sequence[AliasRow] = (),
     ) -> PackedSymbols:
         """From name -> site codes; `distinct`: each list is already ascending without
         repeats (otherwise they are sorted and repeats dropped here). `forms`: name -> one
@@ -90,7 +95,15 @@ class PackedSymbols:
         text = f" {' '.join(names)} " if names else " "
         packed_forms = b"".join(forms[n] for n in names) if forms else b""
         link_text = links.to_text() if links else ""
-        return cls(tuple(defs), text, to_u32(offsets), to_u32(flat), packed_forms, link_text)
+        return cls(
+            tuple(defs),
+            text,
+            to_u32(offsets),
+            to_u32(flat),
+            packed_forms,
+            link_text,
+            tuple(aliases),
+        )
 
     @classmethod
     def from_file_symbols(cls, symbols: FileSymbols) -> PackedSymbols:
@@ -108,7 +121,13 @@ class PackedSymbols:
             if with_forms
             else None
         )
-        return cls.from_sites(rows, sites, distinct=True, forms=forms, links=symbols.links)
+        aliases = [
+            (a.name, a.kind, a.target, a.module, a.owner, a.start_line, a.end_line)
+            for a in symbols.aliases
+        ]
+        return cls.from_sites(
+            rows, sites, distinct=True, forms=forms, links=symbols.links, aliases=aliases
+        )
 
     @property
     def definitions(self) -> tuple[Definition, ...]:
@@ -143,7 +162,8 @@ class PackedSymbols:
             for at, code in enumerate(sites[offsets[i] : offsets[i + 1]], start=offsets[i])
         ]
         refs.sort(key=lambda r: (r.line, r.name, r.call))
-        return FileSymbols(definitions, tuple(refs), self.file_links)
+        aliases = tuple(Alias(*row) for row in self.aliases)
+        return FileSymbols(definitions, tuple(refs), self.file_links, aliases)
 
 
 EMPTY = PackedSymbols()

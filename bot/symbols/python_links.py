@@ -8,7 +8,11 @@ classified from its `object` node (one node read per call, never a walk):
     super().send()                SUPER
     helpers.send(), a.b.send()    QUALIFIED when `helpers` / `a` is bound by an import or a
                                   top-level definition of the file; the chain is kept
-    anything else                 OTHER (an instance, a call's result, `self.a.send()`)
+    ", ".join(), str.join()       BUILTIN: a string literal, or a builtin type the file
+                                  does not bind (the type is kept as the chain)
+    anything else                 OTHER (an instance, a call's result, `self.a.send()`); the
+                                  receiver is kept when it is a name or `self.x`, so the
+                                  caller can type it (`bot.symbols.bindings`)
 """
 
 from __future__ import annotations
@@ -18,11 +22,14 @@ import re
 from tree_sitter import Node
 
 from bot.code.lines import ENCODING
+from bot.symbols.builtins import GLOBAL_OBJECTS, literal_type
 from bot.symbols.links import Binding, dotted
 
 # Form indexes (see `links.FORM_BITS`).
-SELF_FORM, SUPER_FORM, QUALIFIED_FORM, OTHER_FORM = 2, 3, 4, 5
+SELF_FORM, SUPER_FORM, QUALIFIED_FORM, OTHER_FORM, BUILTIN_FORM = 2, 3, 4, 5, 7
 _RECEIVERS = frozenset({b"self", b"cls"})
+_QUOTES = frozenset({b"'", b'"'})
+_BUILTIN_TYPES = frozenset(name.encode() for name in GLOBAL_OBJECTS["python"])
 _NAME_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _CLOSERS = frozenset({b")", b"]", b"'", b'"', b"}"})
 _LOOKBACK = 80  # bytes read before a member for its receiver's name
@@ -80,7 +87,8 @@ def _from_import(node: Node, src: bytes) -> list[Binding]:
 
 
 def receiver(member: Node, src: bytes, bound: frozenset[bytes]) -> tuple[int, str]:
-    """The form index of a called attribute's receiver, and the chain for QUALIFIED.
+    """The form index of a called attribute's receiver, and its chain (QUALIFIED, BUILTIN
+    and, when it is a name or `self.x`, OTHER).
 
     Read from the bytes before `.member` when the receiver is a plain name or ends in a
     bracket (most calls); from the tree for chains and anything spread over lines."""
@@ -90,7 +98,11 @@ def receiver(member: Node, src: bytes, bound: frozenset[bytes]) -> tuple[int, st
         if before in _CLOSERS:
             if src[start - 8 : start] == b"super().":
                 return SUPER_FORM, ""
-            return OTHER_FORM, ""
+            if before in _QUOTES:
+                return BUILTIN_FORM, "str"
+            if before == b")":  # a call's result, mostly: not worth a node
+                return OTHER_FORM, ""
+            return _from_tree(member, src, bound)  # `[...].index()` or `x[0].send()`
         name = _NAME_BEFORE.match(src[max(0, start - _LOOKBACK) : start - 1][::-1])
         if name is not None and name.end() < _LOOKBACK - 1:
             raw = name.group(1)[::-1]
@@ -103,9 +115,12 @@ def receiver(member: Node, src: bytes, bound: frozenset[bytes]) -> tuple[int, st
 def _plain(raw: bytes, bound: frozenset[bytes]) -> tuple[int, str]:
     if raw in _RECEIVERS:
         return SELF_FORM, ""
+    name = raw.decode(ENCODING, "replace")
     if raw in bound:
-        return QUALIFIED_FORM, raw.decode(ENCODING, "replace")
-    return OTHER_FORM, ""
+        return QUALIFIED_FORM, name
+    if raw in _BUILTIN_TYPES:
+        return BUILTIN_FORM, name
+    return OTHER_FORM, name
 
 
 def _from_tree(member: Node, src: bytes, bound: frozenset[bytes]) -> tuple[int, str]:
@@ -119,10 +134,14 @@ def _from_tree(member: Node, src: bytes, bound: frozenset[bytes]) -> tuple[int, 
         if src[obj.start_byte : obj.start_byte + 6] == b"super(":
             return SUPER_FORM, ""
         return OTHER_FORM, ""
+    literal = literal_type("python", kind)
+    if literal:
+        return BUILTIN_FORM, literal
     if kind == "attribute":
         raw = src[obj.start_byte : obj.end_byte]
-        if raw.partition(b".")[0].strip() not in bound:  # most chains: `self.x.f()`
-            return OTHER_FORM, ""
+        root = raw.partition(b".")[0].strip()
+        if root not in bound:  # most chains: `self.x.f()`, which the caller may type
+            return OTHER_FORM, dotted(raw.decode(ENCODING, "replace")) if root in _RECEIVERS else ""
         chain = dotted(raw.decode(ENCODING, "replace"))
         if chain:
             return QUALIFIED_FORM, chain

@@ -7,9 +7,12 @@ its captures (stop names, call shapes) is the language's `ReferenceRules`
 This runs for every captured name of a code base, so the per-node loops only
 read offsets and slice the name; each distinct name is then decoded once and
 its sites turned into sorted distinct codes `line << 1 | call`. In a language
-whose rules record receivers (Python), each site also gets its form (how it was
-written, `bot.symbols.links`): a bare call, a member of `self`, of an imported
-name, of another object; the receivers of calls on imported names are kept too.
+whose rules record receivers, each site also gets its form (how it was written,
+`bot.symbols.links`): a bare call, a member of `self`, of an imported name, of a typed
+variable, of a builtin, of another object; the receivers of calls on imported names and
+builtins, and the types of typed receivers, are kept too. Python's receivers are read
+from its `@member` captures (`python_links`), other languages' from the node around
+each callee (`receivers`).
 
 Lines: where every line break of the file is a `\\n` (most files) and the
 language's captures never include a definition's own name, a node's line is
@@ -23,7 +26,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
@@ -31,7 +35,8 @@ from bot.code.lines import ENCODING, LineTable
 from bot.code.registry import LANGUAGES, CallShape, ReferenceRules
 from bot.symbols.definitions import Heads, in_head
 from bot.symbols.links import FORM_BITS
-from bot.symbols.python_links import QUALIFIED_FORM, SELF_FORM, receiver
+from bot.symbols.python_links import BUILTIN_FORM, OTHER_FORM, QUALIFIED_FORM, SELF_FORM, receiver
+from bot.symbols.receivers import TYPED_FORM, ReceiverReader
 
 _MIN_NAME = 2
 # Bytes that may come between a callee and its `(`; after anything else it is not called.
@@ -73,12 +78,18 @@ class Reader:
 @dataclass(slots=True)
 class Found:
     """A file's references: name -> ascending distinct site codes (`line << 1 | call`),
-    their forms (one byte a site, by name; empty where the language records none) and the
-    receivers of calls on bound names (line, name, chain)."""
+    their forms (one byte a site, by name; empty where the language records none), the
+    receivers of calls on bound names and builtins (line, name, chain) and of calls on
+    typed receivers (line, name, receiver, type)."""
 
     sites: dict[str, list[int]]
     forms: dict[str, bytes]
     quals: list[tuple[int, str, str]]
+    typed: list[tuple[int, str, str, str]] = field(default_factory=list)
+
+
+# The type expression of a receiver written `chain` at a byte offset ("" when not stated).
+Typer = Callable[[str, int], str]
 
 
 READERS = {language.name: Reader.of(language.references) for language in LANGUAGES}
@@ -91,28 +102,39 @@ def references(
     reader: Reader,
     heads: Heads,
     bound: frozenset[bytes] = frozenset(),
+    *,
+    members: ReceiverReader | None = None,
+    typer: Typer | None = None,
 ) -> Found:
     """The file's references; `bound`: the names its imports and top-level definitions bind
-    (what makes a call's receiver QUALIFIED)."""
+    (what makes a call's receiver QUALIFIED). `members` classifies the callees of languages
+    that call through member accesses; `typer` types Python's other receivers."""
     by_row = not reader.own_names and _breaks_at_newlines(src, table)
-    shift = _FORM_SHIFT if reader.receivers else 0
+    on_members = members is not None and members.enabled
+    shift = _FORM_SHIFT if reader.receivers or on_members else 0
     marks: Marks = {}
-    bare = _BARE_FORM if shift else 0
-    called, checks = _calls(marks, captures.get("call", []), src, by_row, reader.type_checks, bare)
+    found = Found({}, {}, [])
+    calls = captures.get("call", [])
+    checks: list[Node] = []
+    if members is not None and on_members:
+        called = _calls_with_forms(marks, calls, src, by_row, members, table, found)
+    else:
+        bare = _BARE_FORM if shift else 0
+        called, checks = _calls(marks, calls, src, by_row, reader.type_checks, bare)
     plain = captures.get("ref", [])
     if checks and reader.call is not None:
         plain = [*plain, *_type_arguments(checks, reader.call)]
     _refs(marks, plain, src, by_row, called, shift)
-    quals: list[tuple[int, str, str]] = []
     if reader.call is not None:
-        members = captures.get("member", [])
+        member_nodes = captures.get("member", [])
         if shift:
-            quals = _members_with_forms(marks, members, src, by_row, reader.call, bound, table)
+            at = _Python(reader.call, bound, table, typer, found)
+            _members_with_forms(marks, member_nodes, src, by_row, at)
         else:
-            _members(marks, members, src, by_row, reader.call)
+            _members(marks, member_nodes, src, by_row, reader.call)
     _objects(marks, captures.get("object", []), src, by_row, shift)
-    sites, forms = _sites(marks, table.byte_starts, reader.stop, heads, by_row, shift)
-    return Found(sites, forms, quals)
+    found.sites, found.forms = _sites(marks, table.byte_starts, reader.stop, heads, by_row, shift)
+    return found
 
 
 def _breaks_at_newlines(src: bytes, table: LineTable) -> bool:
@@ -178,21 +200,32 @@ def _members(marks: Marks, nodes: list[Node], src: bytes, by_row: bool, shape: C
             found.append(mark)
 
 
+@dataclass(frozen=True, slots=True)
+class _Python:
+    """What classifying Python's member calls needs."""
+
+    shape: CallShape
+    bound: frozenset[bytes]
+    table: LineTable
+    typer: Typer | None
+    found: Found
+
+
+def _line(node: Node, by_row: bool, table: LineTable) -> int:
+    if by_row:
+        return node.start_point.row + 1
+    return bisect_right(table.byte_starts, node.start_byte)
+
+
 def _members_with_forms(
-    marks: Marks,
-    nodes: list[Node],
-    src: bytes,
-    by_row: bool,
-    shape: CallShape,
-    bound: frozenset[bytes],
-    table: LineTable,
-) -> list[tuple[int, str, str]]:
-    """`_members`, each call with its receiver's form; the receivers of QUALIFIED calls."""
-    quals: list[tuple[int, str, str]] = []
+    marks: Marks, nodes: list[Node], src: bytes, by_row: bool, at: _Python
+) -> None:
+    """`_members`, each call with its receiver's form; the receivers of QUALIFIED and BUILTIN
+    calls, and the types of the receivers `at.typer` can type."""
     for node in nodes:
         start, end = node.start_byte, node.end_byte
         after = src[end : end + 1]
-        call = after == b"(" or (after in _BLANKS and _called(node, src, end, shape))
+        call = after == b"(" or (after in _BLANKS and _called(node, src, end, at.shape))
         raw = src[start:end]
         form = 0
         if not call:
@@ -200,18 +233,49 @@ def _members_with_forms(
         elif src[start - 5 : start] == b"self." and src[start - 6 : start - 5] not in _NAME_BYTE:
             form = SELF_FORM  # the most common receiver, read without making a node
         else:
-            form, chain = receiver(node, src, bound)
-            if form == QUALIFIED_FORM:
-                row = node.start_point.row + 1
-                line = row if by_row else bisect_right(table.byte_starts, start)
-                quals.append((line, raw.decode(ENCODING, "replace"), chain))
+            form, chain = receiver(node, src, at.bound)
+            if form in (QUALIFIED_FORM, BUILTIN_FORM):
+                name = raw.decode(ENCODING, "replace")
+                at.found.quals.append((_line(node, by_row, at.table), name, chain))
+            elif form == OTHER_FORM and chain and at.typer is not None:
+                kind = at.typer(chain, start)
+                if kind:
+                    form = TYPED_FORM
+                    name = raw.decode(ENCODING, "replace")
+                    at.found.typed.append((_line(node, by_row, at.table), name, chain, kind))
         mark = ((node.start_point.row + 1 if by_row else start) << 1 | call) << _FORM_SHIFT | form
         found = marks.get(raw)
         if found is None:
             marks[raw] = [mark]
         else:
             found.append(mark)
-    return quals
+
+
+def _calls_with_forms(
+    marks: Marks,
+    nodes: list[Node],
+    src: bytes,
+    by_row: bool,
+    members: ReceiverReader,
+    table: LineTable,
+    out: Found,
+) -> set[int]:
+    """Mark the callees, each with the form its receiver gives it (`receivers`)."""
+    called: set[int] = set()
+    for node in nodes:
+        start = node.start_byte
+        raw = src[start : node.end_byte]
+        called.add(start)
+        written = members.classify(node)
+        if written.form in (QUALIFIED_FORM, BUILTIN_FORM):
+            name = raw.decode(ENCODING, "replace")
+            out.quals.append((_line(node, by_row, table), name, written.chain))
+        elif written.form == TYPED_FORM:
+            name = raw.decode(ENCODING, "replace")
+            out.typed.append((_line(node, by_row, table), name, written.chain, written.kind))
+        mark = ((node.start_point.row + 1 if by_row else start) << 1 | 1) << _FORM_SHIFT
+        marks.setdefault(raw, []).append(mark | written.form)
+    return called
 
 
 def _objects(marks: Marks, nodes: list[Node], src: bytes, by_row: bool, shift: int) -> None:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from bench import notfound
-from tests.support.gitrepo import GitRepo
+from tests.bench.clones import one_commit_clone
 
 SHOP = {
     "shop/payment.py": (
@@ -42,17 +42,11 @@ WEATHER = {
 }
 
 
-def _clone(tmp_path: Path, name: str, files: dict[str, str]) -> str:
-    repo = GitRepo(tmp_path / "work" / name)
-    for path, text in files.items():
-        repo.write(path, text)
-    commit = repo.commit("first")
-    repo.bare_clone(tmp_path / "clones" / f"acme+{name}" / "repo")
-    return commit
-
-
 def test_each_repository_is_asked_its_own_and_the_others_questions(tmp_path: Path) -> None:
-    shop, weather = _clone(tmp_path, "shop", SHOP), _clone(tmp_path, "weather", WEATHER)
+    shop, weather = (
+        one_commit_clone(tmp_path, "shop", SHOP),
+        one_commit_clone(tmp_path, "weather", WEATHER),
+    )
     rows = [
         ("shop-1", "acme/shop", shop, "Where is a declined card charge retried?"),
         ("weather-1", "acme/weather", weather, "How does the Station predict rainfall?"),

@@ -50,7 +50,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 def fill(folder: Path) -> Path:
     """Write until the disk says no more; the filler's path, to free the space again."""
     filler = folder / f"filler-{uuid.uuid4().hex[:6]}"
-    with filler.open("wb") as out:
+    with filler.open("wb", buffering=0) as out:  # unbuffered: closing it has nothing to write
         try:
             while True:
                 out.write(b"\0" * 65536)

@@ -52,6 +52,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.servers.discord_edits import JSON_BODY, MessageEdits, MessageState
+from tests.servers.discord_files import FILES, multipart_message
 from tests.servers.discord_limits import RateLimits, too_many
 from tests.servers.discord_wire import (
     COMMAND_NAME,
@@ -134,6 +135,7 @@ class DiscordFake(MessageEdits):
         self.guilds: set[int] = set()
         self.channels: dict[int, dict[str, Any]] = {}
         self.messages: dict[int, list[dict[str, Any]]] = {}
+        self.uploads: dict[str, bytes] = {}  # attachment id -> the bytes sent with a message
         self.commands: dict[str, list[dict[str, Any]]] = {}
         self.interactions: dict[str, InteractionState] = {}
         self._ids = itertools.count(1_200_000_000_000_000_000)
@@ -265,9 +267,17 @@ class DiscordFake(MessageEdits):
         raw = await request.read()
         body: Any = None
         if raw:
-            if request.headers.get("Content-Type", "").split(";")[0] != "application/json":
+            kind = request.headers.get("Content-Type", "").split(";")[0]
+            if kind == "multipart/form-data":  # a message with files (payload_json + files[n])
+                try:
+                    body = multipart_message(request.headers["Content-Type"], raw)
+                except DiscordError as exc:
+                    reply = _reply(exc.status, {"message": exc.message, "code": exc.code})
+                    return await self._finish(request, None, reply)
+            elif kind != "application/json":
                 return await self._finish(request, None, _reply(400, _error(50109, "Bad JSON")))
-            body = json.loads(raw)
+            else:
+                body = json.loads(raw)
         request[JSON_BODY] = body
         fault = self._take_fault(request.method, request.path.removeprefix(API))
         if fault is not None and fault.kind == "fail":
@@ -468,6 +478,15 @@ class DiscordFake(MessageEdits):
         self._show(message)
         return _reply(200, message)
 
+    def _attachment(self, file: dict[str, Any]) -> dict[str, Any]:
+        """A file sent with a message as Discord returns it; its bytes kept in `uploads`."""
+        at = str(self.next_id())
+        self.uploads[at] = file["data"]
+        url = f"https://cdn.discordapp.com/attachments/{at}/{file['filename']}"
+        keys = ("filename", "content_type", "size")
+        proxy = url.replace("cdn.discordapp.com", "media.discordapp.net")
+        return {"id": at, **{k: file[k] for k in keys}, "url": url, "proxy_url": proxy}
+
     def _new_message(
         self, channel: dict[str, Any], body: dict[str, Any], referenced: dict[str, Any] | None
     ) -> dict[str, Any]:
@@ -482,7 +501,7 @@ class DiscordFake(MessageEdits):
             "mention_everyone": would_ping_everyone(body),
             "mentions": [],
             "mention_roles": [],
-            "attachments": [],
+            "attachments": [self._attachment(f) for f in body.get(FILES, [])],
             "embeds": [],
             "pinned": False,
             "type": 0 if referenced is None else 19,

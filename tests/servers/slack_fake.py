@@ -60,6 +60,7 @@ from tests.servers.slack_checks import (
     SlackError,
     check_message,
 )
+from tests.servers.slack_files_fake import FILES_METHODS, Upload, receive
 from tests.servers.slack_stream_fake import STREAM_METHODS, View, record_view
 
 __all__ = [
@@ -122,6 +123,8 @@ class FakeSlack:
         self.missing_scopes: set[str] = set()
         self.refuse_streaming = ""  # an error code every chat.*Stream call fails with
         self.views: list[View] = []  # what each bot message showed after each change
+        self.pending_uploads: dict[str, Upload] = {}  # file id -> upload (files_upload_v2)
+        self.uploads: list[Upload] = []  # files shared in a conversation, in order
         self._response_urls: dict[str, int] = {}  # id -> uses left
         self._faults: list[_Fault] = []
         self._ts = itertools.count(1)
@@ -445,6 +448,7 @@ _METHODS: dict[str, Callable[[FakeSlack, dict[str, Any]], dict[str, Any]]] = {
     "conversations.replies": FakeSlack.replies,
     "conversations.info": FakeSlack.conversations_info,
     **STREAM_METHODS,
+    **FILES_METHODS,
 }
 
 _PREFIX_KINDS = {"C": "public", "G": "private", "D": "im"}
@@ -516,6 +520,12 @@ def _handler(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
                 self._api(params)
 
         def do_POST(self) -> None:
+            path = urlsplit(self.path).path
+            if path.startswith("/upload/"):  # a file's bytes, to the URL Slack handed out
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                status, text = receive(fake, path.removeprefix("/upload/"), raw)
+                self._send(status, text, "text/plain")
+                return
             params = self._query()
             params.update(self._body())
             if self._faulted(params):

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 
 from bot.index.base import Index
 from bot.symbols.links import NO_LINKS
-from bot.symbols.model import FileFacts, RankedSymbol, SymbolDef, SymbolRef
+from bot.symbols.model import FileFacts, RankedSymbol, SymbolAlias, SymbolDef, SymbolRef
 
 _BLOCKS = {"section", "window", "module", "block"}
 
@@ -43,6 +43,13 @@ class FakeSymbols:
             found = [d for d in rows if _named(d, name, str.lower)]
         found.sort(key=lambda d: (d.kind in _BLOCKS, d.repo, d.path, d.start_line))
         return found[:limit]
+
+    def aliases(
+        self, name: str, *, repos: frozenset[str] | None, limit: int = 50
+    ) -> list[SymbolAlias]:
+        """Hand-written rows bind names by definitions only."""
+        self.calls.append(f"aliases {name}")
+        return []
 
     def references(
         self,

@@ -25,3 +25,12 @@
 (field_declaration !name type: [(type_identifier) (qualified_type)] @base)
 (field_declaration !name type: (pointer_type [(type_identifier) (qualified_type)] @base))
 (interface_type (type_elem [(type_identifier) (qualified_type)] @base))
+
+; Imports, declarations whose type the code states (parameters and receivers, `var`,
+; `x := NewX()` / `&X{}`, struct fields: `bot.symbols.bindings`), package-level `var` and
+; type aliases (`bot.symbols.exports`).
+(import_spec) @import
+(package_clause (package_identifier) @package)
+[(parameter_declaration) (var_spec) (short_var_declaration) (field_declaration)] @bind
+(source_file (var_declaration) @export)
+(type_alias) @export

@@ -29,3 +29,7 @@
 (super_interfaces (type_list (generic_type [(type_identifier) (scoped_type_identifier)] @base)))
 (extends_interfaces (type_list [(type_identifier) (scoped_type_identifier)] @base))
 (extends_interfaces (type_list (generic_type [(type_identifier) (scoped_type_identifier)] @base)))
+
+; Imports and declarations whose type the code states (parameters, locals, fields).
+(import_declaration) @import
+[(formal_parameter) (local_variable_declaration) (field_declaration)] @bind

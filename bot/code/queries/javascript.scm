@@ -39,3 +39,21 @@
 
 ; Base classes (`class A extends B`).
 (class_heritage [(identifier) (member_expression)] @base)
+
+; Imports (`import ... from`, `require`: `bot.symbols.imports`).
+(import_statement) @import
+((variable_declarator value: (call_expression function: (identifier) @_require)) @import (#eq? @_require "require"))
+((variable_declarator value: (member_expression object: (call_expression function: (identifier) @_required))) @import (#eq? @_required "require"))
+; Names bound without a definition (`bot.symbols.exports`): export statements, top-level
+; declarations and member assignments (`exports.x = ...`, `module.exports = {...}`), a
+; member assigned an imported name anywhere (`ky.stop = stop`), computed members (`ky[m] =`,
+; made in a loop over names).
+(program (export_statement) @export)
+(program [(lexical_declaration) (variable_declaration)] @export)
+(program (expression_statement (assignment_expression left: (member_expression))) @export)
+(assignment_expression left: (member_expression object: (identifier)) right: [(identifier) (member_expression)]) @export
+(assignment_expression left: (subscript_expression index: (identifier))) @loop
+; Declarations whose type the code states (`bot.symbols.bindings`): `new Foo()` and calls.
+(variable_declarator value: [(new_expression) (call_expression)]) @bind
+(field_definition value: (new_expression)) @bind
+(assignment_expression left: (member_expression object: (this)) right: (new_expression)) @bind

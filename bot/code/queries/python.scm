@@ -29,3 +29,15 @@
 [(import_statement) (import_from_statement)] @import
 (class_definition superclasses: (argument_list [(identifier) (attribute)] @base))
 (class_definition superclasses: (argument_list (subscript value: [(identifier) (attribute)] @base)))
+
+; Declarations whose type the code states (`bot.symbols.bindings`): annotated parameters
+; and names, `x = Foo()`, `self.x = Foo()`, `self.x = x`.
+[(typed_parameter) (typed_default_parameter)] @bind
+(assignment type: (_)) @bind
+(assignment left: (identifier) right: (call)) @bind
+(assignment left: (attribute) right: [(call) (identifier)]) @bind
+; Names bound at the top of a module or class (`bot.symbols.exports`), and `setattr` in a
+; loop over names (members made at run time).
+(module (expression_statement (assignment left: (identifier))) @export)
+(class_definition body: (block (expression_statement (assignment left: (identifier))) @export))
+((call function: (identifier) @_setattr) @loop (#eq? @_setattr "setattr"))

@@ -14,3 +14,8 @@
 
 ; Superclass (`class A < B`).
 (superclass [(constant) (scope_resolution)] @base)
+
+; Constants listing names (`VERBS = %w[get post]`) and methods defined in a loop over names
+; (`VERBS.each { |v| define_method(v) { ... } }`): `bot.symbols.exports`.
+(assignment left: (constant) right: [(string_array) (array) (call receiver: (string_array))]) @export
+((call method: (identifier) @_define) @loop (#eq? @_define "define_method"))

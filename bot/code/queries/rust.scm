@@ -26,3 +26,9 @@
 (use_list (identifier) @ref)
 (use_declaration argument: (identifier) @ref)
 (use_as_clause path: (identifier) @ref)
+
+; `use` declarations (imports; `pub use` re-exports too), type aliases, declarations whose
+; type the code states (parameters, `let`, struct fields: `bot.symbols.bindings`).
+(use_declaration) @import
+[(use_declaration) (type_item)] @export
+[(parameter) (let_declaration) (field_declaration)] @bind

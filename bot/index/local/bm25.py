@@ -8,9 +8,12 @@ length-normalised by their total token count `D`, and
     score(d) = sum over terms t of idf(t) * tf' * (k1 + 1) / (tf' + k1 * (1 - b + b * D / avgD))
     idf(t)   = max(log((N - n_t + 0.5) / (n_t + 0.5)), 1e-6)
 
-`N` and `n_t` (documents holding t in the searched fields) count every segment,
-so scores of different repositories stay comparable; `avgD` is the segment's
-own, which lets one repository's segment be rebuilt without touching the rest.
+`N` and `n_t` (documents holding t in the searched fields) count the segments in
+the search's scope, every segment when it has none: within one search, scores of
+different repositories stay comparable, and a search scoped to some repositories
+ranks and scores exactly as if no other repository were indexed (nothing of another
+segment is read). `avgD` is the segment's own, which lets one repository's segment
+be rebuilt without touching the rest.
 
 A segment is immutable once built. For the default fields the saturated term
 frequency of every posting is precomputed, so a query is a gather, a multiply
@@ -220,20 +223,20 @@ def ranked(
     hashes = np.unique(hashes)
     if k <= 0 or hashes.size == 0:
         return []
+    names = in_scope(segments, scope)
     if fields is not None:  # n_t counts documents with the term in the chosen fields
         chosen = tuple(float(w) for w in fields)
-        segments = {name: seg.restricted(chosen) for name, seg in segments.items()}
-    names = list(segments) if scope is None else [s for s in scope if s in segments]
-    located = {name: seg.locate(hashes) for name, seg in segments.items()}
+        segments = {name: segments[name].restricted(chosen) for name in names}
+    located = [segments[name].locate(hashes) for name in names]
     df = np.zeros(hashes.size, dtype=np.float64)
-    for _, lengths in located.values():
+    for _, lengths in located:
         df += lengths
-    n_docs = sum(seg.size for seg in segments.values())
+    n_docs = sum(segments[name].size for name in names)
     idf = np.maximum(np.log((n_docs - df + 0.5) / (df + 0.5)), MIN_IDF)
     best = _Best(k)
     for number, name in enumerate(names):
         seg = segments[name]
-        starts, lengths = located[name]
+        starts, lengths = located[number]
         postings = _postings(seg, idf, starts, lengths)
         if postings is not None:
             best.add(number, seg.ids, _summed(name, seg, *postings))
@@ -347,11 +350,18 @@ def _summed(name: str, seg: Segment, docs: npt.NDArray[np.int32], weights: Float
     return total.astype(np.float64, copy=False)
 
 
+def in_scope(segments: Mapping[str, Segment], scope: Iterable[str] | None) -> list[str]:
+    """The names of the segments a search in `scope` reads (every one for None), once each."""
+    if scope is None:
+        return list(segments)
+    return [name for name in dict.fromkeys(scope) if name in segments]
+
+
 def frequencies(
     segments: Mapping[str, Segment], scope: Iterable[str] | None, hashes: Hashes
 ) -> tuple[int, Ints]:
     """Documents in the `scope` segments, and how many of them hold each of `hashes`."""
-    names = list(segments) if scope is None else [s for s in scope if s in segments]
+    names = in_scope(segments, scope)
     df = np.zeros(hashes.size, dtype=np.int64)
     for name in names:
         df += segments[name].locate(hashes)[1]

@@ -42,6 +42,8 @@ from typing import TYPE_CHECKING, Any
 from bot.config import Settings
 from bot.errors import ConfigError, StoreError
 from bot.index.base import ChangeSet, IndexStats, TermStats
+from bot.index.pinecone.connection import PineconeConnection
+from bot.index.pinecone.lookup import chunk_ids_by_prefix, file_chunks
 from bot.index.pinecone.plan import (
     CHUNK_ENCODER,
     FILE_ENCODER,
@@ -54,8 +56,6 @@ from bot.index.pinecone.records import (
     CHUNK,
     FILE,
     chunk_from_metadata,
-    classify,
-    id_prefix,
     matches_fields,
     placeholder,
     record_id,
@@ -82,7 +82,6 @@ if TYPE_CHECKING:  # the SDK is loaded by the first request (`status` needs none
 log = logging.getLogger(__name__)
 
 STATE_FILE = "pinecone_state.sqlite"
-DEFAULT_DIMENSION = 1536  # text-embedding-3-small, for an index created before any embedder
 FIELD_OVERFETCH = 4
 UNKNOWN_DOCUMENTS = 1000  # chunks a scope is taken to hold when its count cannot be read
 
@@ -110,24 +109,22 @@ class PineconeIndex:
     ) -> None:
         if not 0.0 <= alpha <= 1.0:
             raise ConfigError("The hybrid alpha must be between 0 and 1.")
-        self._make_pc = pc if callable(pc) else lambda: pc
-        self._pc: Pinecone | None = None
-        self._name = index_name
-        self._host = host  # given (PINECONE_HOST) or found by init_index
-        self._host_given = bool(host)
-        self._namespace = namespace
-        self._dimension = dimension
+        self._conn = PineconeConnection(
+            pc,
+            name=index_name,
+            host=host,
+            namespace=namespace,
+            dimension=dimension,
+            retrier=retrier,
+            workers=workers,
+        )
         self.alpha = alpha
-        self._retrier = retrier
-        self._workers = workers
         self._freshness_timeout = freshness_timeout
         self._state = PineconeState(state) if isinstance(state, Path) else state  # a path: SQLite
         # The state's reads an answer needs, for while its store (the database) is away.
         self._known_states: Remembered[list[RepoState]] = Remembered("Pinecone state")
         self._stats_outage = Outage("Pinecone state")
         self._documents: dict[str, int] = {}  # per level, as last counted
-        self._data_client: PineconeData | None = None
-        self._lock = threading.Lock()
         self._write_lock = threading.Lock()  # one writer at a time, like a SQLite index
 
     @classmethod
@@ -158,59 +155,25 @@ class PineconeIndex:
             alpha=alpha,
         )
 
-    def _client(self) -> Pinecone:
-        with self._lock:
-            if self._pc is None:
-                self._pc = self._make_pc()
-            return self._pc
-
     @property
     def _data(self) -> PineconeData:
-        from bot.index.pinecone.client import PineconeData
-
-        pc = self._client()
-        with self._lock:
-            if self._data_client is None:
-                sdk = pc.index(name=self._name if not self._host else "", host=self._host or "")
-                self._data_client = PineconeData(
-                    sdk, namespace=self._namespace, retrier=self._retrier, workers=self._workers
-                )
-            return self._data_client
+        return self._conn.data
 
     @property
     def dimension(self) -> int:
         """The index's dense dimension (asked of Pinecone once when not configured)."""
-        if self._dimension is None:
-            found = self._data.describe().dimension
-            if not found:
-                raise ConfigError(f"The Pinecone index {self._name!r} has no dense vectors.")
-            self._dimension = found
-        return self._dimension
+        return self._conn.dimension
 
     def init_index(self, dimension: int | None) -> None:
-        """Create the index when missing (unless PINECONE_HOST is set); check its dimension.
-
-        `None` adopts an existing index's dimension, or creates one at DEFAULT_DIMENSION.
-        """
-        from bot.index.pinecone.control import check_dimension, ensure_index, existing_dimension
-
-        if self._host_given:
-            found = self._data.describe().dimension
-            if dimension is not None:
-                check_dimension(self._name or "(by host)", found, dimension)
-            self._dimension = dimension or found
-            return
-        pc = self._client()
-        wanted = dimension or existing_dimension(pc, self._name) or DEFAULT_DIMENSION
-        self._host = ensure_index(pc, self._name, wanted)
-        self._dimension = wanted
+        """Create the index when missing (unless PINECONE_HOST is set); check its dimension."""
+        self._conn.init_index(dimension)
 
     service = "Pinecone"  # what a readiness probe's sentence calls it
 
     def ping(self) -> None:
         """StoreError unless Pinecone itself answers now (readiness: the state may be in
         the database, which says nothing of Pinecone)."""
-        self._data.ping()
+        self._conn.ping()
 
     # --- writes ------------------------------------------------------------------------
 
@@ -352,31 +315,10 @@ class PineconeIndex:
         except StoreError as exc:  # the state's store is away: Pinecone knows them too
             self._stats_outage.failed(exc, "chunks are listed from Pinecone")
             ids = []
-        if ids:
-            rids = [record_id(cid) for cid in ids]
-        else:  # not in the local state (e.g. another replica wrote it): ask Pinecone
-            rids = self._data.list_ids(id_prefix(f"{repo}#{path}#"))
-        chunks = [
-            chunk_from_metadata(md)
-            for vec in self._data.fetch(rids).values()
-            if (md := vec.metadata or {}).get("rec") == CHUNK and md.get("path") == path
-        ]
-        return sorted(chunks, key=lambda c: (c.start_line, c.end_line))
+        return file_chunks(self._data, repo, path, [record_id(cid) for cid in ids])
 
     def ids_by_prefix(self, prefix: str) -> list[str]:
-        found: set[str] = set()
-        unresolved: list[str] = []
-        for rid in self._data.list_ids(id_prefix(prefix)):
-            kind, key = classify(rid)
-            if kind == CHUNK:
-                found.add(key)
-            elif not kind:
-                unresolved.append(rid)
-        if unresolved:  # hashed ids: only the metadata knows the chunk id
-            for vec in self._data.fetch(unresolved).values():
-                if (md := vec.metadata or {}).get("rec") == CHUNK:
-                    found.add(chunk_from_metadata(md).id)
-        return sorted(cid for cid in found if cid.startswith(prefix))
+        return chunk_ids_by_prefix(self._data, prefix)
 
     def stats(self) -> IndexStats:
         c = self._state.counts()
@@ -384,10 +326,7 @@ class PineconeIndex:
 
     def close(self) -> None:
         self._state.close()
-        if self._data_client is not None:
-            self._data_client.close()
-        if self._pc is not None:
-            self._pc.close()
+        self._conn.close()
 
     # --- helpers -----------------------------------------------------------------------
 
@@ -436,7 +375,7 @@ class PineconeIndex:
         from bot.index.pinecone.control import check_dimension
 
         values = [float(v) for v in vector]
-        check_dimension(self._name or "(by host)", self.dimension, len(values))
+        check_dimension(self._conn.label, self.dimension, len(values))
         return values
 
     def _await_freshness(self) -> None:

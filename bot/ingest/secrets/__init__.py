@@ -14,6 +14,7 @@ A redaction replaces the secret by `[REDACTED]` on its own line: line
 numbers, and so every citation, stay exact.
 """
 
+from bot.ingest.secrets.keys import KeyBlock, is_key_file, key_blocks
 from bot.ingest.secrets.rules import Hit, RuleSet, TokenRule
 from bot.ingest.secrets.scrubber import (
     REDACTED,
@@ -29,12 +30,15 @@ __all__ = [
     "REDACTED",
     "TOKEN_RULES",
     "Hit",
+    "KeyBlock",
     "RuleSet",
     "ScrubResult",
     "TokenRule",
     "find_secrets",
     "holds_token",
+    "is_key_file",
     "is_placeholder",
+    "key_blocks",
     "scrub",
     "shannon_entropy",
 ]

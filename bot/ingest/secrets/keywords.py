@@ -19,11 +19,14 @@ from enum import Enum
 
 import ahocorasick_rs
 
+from bot.ingest.secrets.filekinds import CODE, PLAIN, file_kind
+from bot.ingest.secrets.prose import REACH, prose_hit
 from bot.ingest.secrets.rules import Hit
 from bot.ingest.secrets.values import (
     character_classes,
     is_code,
     is_harmless,
+    is_key_shaped,
     is_placeholder,
     is_uuid,
     looks_generated,
@@ -34,10 +37,15 @@ from bot.ingest.secrets.values import (
 class Strength(Enum):
     PASSWORD = "password"  # any real-looking value  # noqa: S105
     TOKEN = "token"  # a value with the look of a credential  # noqa: S105
-    WEAK = "weak"  # `key`, `*_key`: only a value that looks generated
+    KEY = "key"  # `<provider>_key`: a value that looks generated, or a hex or UUID key
+    WEAK = "weak"  # `key`: only a value that looks generated
+
+
+_WEAKISH = (Strength.KEY, Strength.WEAK)
 
 
 _WORDS = (
+    "salt",  # WordPress AUTH_SALT, Drupal hash_salt
     "pass",  # db_pass, PGPASS; also passw(ord)
     "pwd",
     "passphrase",
@@ -75,6 +83,9 @@ _NOT_THE_SECRET = frozenset(
     exchange request response client parser serializer schema flow grant grants""".split()
 )
 _PUBLIC = frozenset({"public", "publishable", "pub", "nonsecret"})
+_SECRET_ENDINGS = (
+    "token", "secret", "apikey", "accesskey", "secretkey", "credential", "credentials", "salt",
+)  # fmt: skip
 _STRONG_KEY_OWNERS = frozenset(
     """api access secret private signing sign master account encryption encrypt license licence app
     admin auth client sdk service write read ingest server subscription storage shared consumer
@@ -83,7 +94,9 @@ _STRONG_KEY_OWNERS = frozenset(
 _WEAK_KEY_OWNERS_NOT = frozenset(
     """cache primary sort foreign dict hash partition lookup map registry config row idempotency
     object s3 redis unique composite natural surrogate group event bucket index translation i18n
-    message state storage_key local""".split()
+    message state storage_key local token password env setting settings query field column
+    metadata annotation json yaml gpg pgp ssh fingerprint commit sha checksum digest etag
+    integrity revision version dedup dedupe routing_table shard""".split()
 )
 _SCHEME_WORDS = frozenset(
     {"bearer", "token", "basic", "bot", "apikey", "key", "sso-key", "digest", "api-token", "ssws"}
@@ -97,11 +110,6 @@ _TAIL = re.compile(
     r"(?:[rbuRBUfF]?(?P<q>[\"'`])(?P<quoted>[^\"'`\s]{1,2048})(?P=q)|(?P<bare>[^\s\"'`;]{1,2048}))"
 )
 _COMPARISONS = frozenset({"===", "!==", "==", "!="})
-_CODE_SUFFIXES = (
-    ".py", ".pyi", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".go", ".java", ".kt", ".kts",
-    ".rb", ".rs", ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".php", ".swift", ".scala", ".m",
-    ".lua", ".dart", ".ex", ".exs", ".clj", ".r", ".jl", ".hs", ".ml", ".fs", ".vue", ".svelte",
-)  # fmt: skip
 _NAME_KEY_BEFORE = re.compile(r"name:[ \t]*[\"']?$")
 _AFTER_SCHEME = re.compile(r"[ \t]+(?P<v>[^\s\"'`]{1,2048})")
 _NEXT_LINE_VALUE = re.compile(r"[ \t]*-?[ \t]*value[ \t]*:[ \t]*[\"']?(?P<v>[^\s\"'#]{1,2048})")
@@ -113,8 +121,13 @@ def name_strength(name: str) -> Strength | None:
     words = [w.lower() for w in _SPLIT.split(_CAMEL.sub("_", name.strip("-$@.:"))) if w]
     if not words or _PUBLIC & set(words):
         return None
-    if words[-1] == "key" and len(words) > 1 and words[-2] in _STRONG_KEY_OWNERS:
-        return Strength.TOKEN  # SECRET_KEY, api.key, AccountKey
+    if words[-1] == "key" and len(words) > 1:
+        owner = words[-2]
+        if owner in _STRONG_KEY_OWNERS:
+            return Strength.TOKEN  # SECRET_KEY, api.key, AccountKey
+        if owner in _WEAK_KEY_OWNERS_NOT or owner in _NOT_THE_SECRET:
+            return None  # cache_key, TOKEN_KEY (the name of a key, not a key)
+        return Strength.KEY  # NEWSAPI_KEY, maptiler_key: a provider's key, if it looks one
     if words[-2:] == ["secret", "id"]:
         return Strength.TOKEN  # Vault's AppRole secret_id is the credential itself
     if words[-1] in _NOT_THE_SECRET and len(words) > 1:
@@ -124,7 +137,7 @@ def name_strength(name: str) -> Strength | None:
             return Strength.PASSWORD
         if word in {"pass", "pw"} and i == len(words) - 1 and i > 0:
             return Strength.PASSWORD  # db_pass, SMTP_PW; not pass_zero, PassStateEntered
-        if word.endswith(("token", "secret", "apikey", "credential", "credentials")) or word in {
+        if word.endswith(_SECRET_ENDINGS) or word in {
             "authorization",
             "auth",
             "bearer",
@@ -138,7 +151,7 @@ def name_strength(name: str) -> Strength | None:
             owner = words[i - 1]
             if owner in _STRONG_KEY_OWNERS:
                 return Strength.TOKEN
-            return None if owner in _WEAK_KEY_OWNERS_NOT else Strength.WEAK
+            return None if owner in _WEAK_KEY_OWNERS_NOT else Strength.KEY
     return Strength.WEAK if words == ["key"] else None
 
 
@@ -168,8 +181,9 @@ def user_flag_hits(text: str) -> Iterator[Hit]:
 
 def keyword_hits(text: str, folded: str, path: str) -> Iterator[Hit]:
     yield from user_flag_hits(text)
-    code = path.lower().endswith(_CODE_SUFFIXES)
+    kind = file_kind(path)
     done = -1
+    prose = (-1, False, False)  # how far prose was read last, and what it was allowed to find
     for _, at, stop in _FINDER.find_matches_as_indexes(folded):
         if at < done:
             continue
@@ -178,9 +192,32 @@ def keyword_hits(text: str, folded: str, path: str) -> Iterator[Hit]:
         if strength is None:
             done = end
             continue
-        hit, done = _value_after(text, start, end, strength, code)
+        hit, done = _value_after(text, start, end, strength, kind)
+        if hit is None:  # no assignment: a README line, a table row, a comment
+            named = _prose_strength(text, start, strength)
+            allowed = (named is Strength.PASSWORD, named is not Strength.WEAK)
+            # Prose already read past here, allowed as much: reading it again finds nothing.
+            if end >= prose[0] or allowed > prose[1:]:
+                hit = prose_hit(text, end, password=allowed[0], hex_ok=allowed[1])
+                line_end = text.find("\n", end, end + REACH)  # prose reads one line
+                prose = (end + REACH if line_end < 0 else line_end, *allowed)
         if hit is not None:
+            done = max(done, hit.end)
             yield hit
+
+
+_PROSE_OWNER = re.compile(r"([A-Za-z]{3,24})[ \t]+$")
+_NOT_AN_OWNER = frozenset("the this that your our my its their same one any each".split())
+
+
+def _prose_strength(text: str, start: int, strength: Strength) -> Strength:
+    """In prose a key's owner is the word before it: `the datadog api key`, not `api_key`."""
+    if strength is not Strength.WEAK:
+        return strength
+    owner = _PROSE_OWNER.search(text, max(0, start - 26), start)
+    if owner is None or owner.group(1).lower() in _NOT_AN_OWNER:
+        return strength
+    return name_strength(f"{owner.group(1)}_key") or strength
 
 
 def _name_span(text: str, start: int, end: int) -> tuple[int, int]:
@@ -191,7 +228,7 @@ def _name_span(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _value_after(
-    text: str, start: int, end: int, strength: Strength, code: bool
+    text: str, start: int, end: int, strength: Strength, kind: str
 ) -> tuple[Hit | None, int]:
     """The secret assigned to the name at start:end, if any, and where the scan goes on.
 
@@ -207,26 +244,40 @@ def _value_after(
     op = tail.group("op")
     if op in (" ", "\t") and not _space_assigns(text, start, text[start:end]):
         return None, end
-    if op in _COMPARISONS and strength is Strength.WEAK:
+    if op in _COMPARISONS and strength in _WEAKISH:
         return None, end  # `key == "DocumentDBEventSourceConfig"`: code looking at a name
-    hit = _judged(text, tail, strength, code)
+    # `...;Password=...;` is a connection string inside a literal, even in a code file.
+    if kind == CODE and start > 0 and text[start - 1] == ";":
+        kind = PLAIN
+    hit = None if _names_itself(text[start:end], tail) else _judged(text, tail, strength, kind)
     if hit is None and tail.group("quoted") and text[start:end].lower() in _NAMING_ATTRIBUTES:
         return None, tail.start("quoted")  # `key="Password" value="..."`: the name is inside
     return hit, max(tail.end(), hit.end if hit is not None else 0)
 
 
-def _judged(text: str, tail: re.Match[str], strength: Strength, code: bool) -> Hit | None:
+def _names_itself(name: str, tail: re.Match[str]) -> bool:
+    """`DB_PASSWORD: DB_PASSWORD`, `ENV API_TOKEN=API_TOKEN`: a name standing for itself."""
+    value = (tail.group("quoted") or tail.group("bare") or "").rstrip(",;)]}>")
+    return len(value) <= 2 * len(name) and _folded_name(value) == _folded_name(name)
+
+
+def _folded_name(name: str) -> str:
+    return "".join(c for c in name.lower() if c.isalnum())
+
+
+def _judged(text: str, tail: re.Match[str], strength: Strength, kind: str) -> Hit | None:
     quoted = tail.group("quoted")
     group = "quoted" if quoted is not None else "bare"
     value = tail.group(group)
     begin = tail.start(group)
     if quoted is None:
         value = value.rstrip(",;)]}>")
-    if value.lower() in _SCHEME_WORDS and strength is not Strength.WEAK:
+    if value.lower() in _SCHEME_WORDS and strength not in _WEAKISH:
         return _after_scheme(text, tail.end(group), strength)
-    if quoted is None and code and not _literal_in_code(value, strength):
+    if quoted is None and kind == CODE and not _literal_in_code(value, strength):
         return None  # in code an unquoted value is an expression, not a literal
-    if not _secret_value(value, strength, literal=quoted is not None):
+    # In a Dockerfile, a script or a config file an unquoted value is a string as written.
+    if not _secret_value(value, strength, literal=quoted is not None or kind == PLAIN):
         return None
     return Hit(begin, begin + len(value), "keyword_secret")
 
@@ -240,7 +291,7 @@ def _literal_in_code(value: str, strength: Strength) -> bool:
         return False
     if value[0].isdigit() and _TOKEN_BODY.match(value) and any(c.isalpha() for c in value):
         return not is_uuid(value)  # `key=81a1411a7e...`: no identifier or number starts so
-    if strength is not Strength.WEAK and _LONG_HEX.match(value) and not value.isalpha():
+    if strength not in _WEAKISH and _LONG_HEX.match(value) and not value.isalpha():
         return True  # `sentry_token := ad00eba0...` (64 hex): named a token, no name is this
     return len(value) >= 20 and character_classes(value) >= 2 and looks_generated(value)
 
@@ -309,8 +360,9 @@ def _secret_value(value: str, strength: Strength, *, literal: bool = False) -> b
     """`literal`: the value was quoted, so brackets are its characters, not code."""
     if len(value) < 6 or is_placeholder(value):
         return False
-    if strength is Strength.WEAK:
-        return looks_random(value) and not is_uuid(value)
+    if strength in _WEAKISH:
+        random = looks_random(value) and not is_uuid(value)
+        return random or (strength is Strength.KEY and is_key_shaped(value))
     if strength is Strength.PASSWORD:
         return not _names_something(value, literal=literal)
     if is_harmless(value, literal=literal):
@@ -320,7 +372,7 @@ def _secret_value(value: str, strength: Strength, *, literal: bool = False) -> b
 
 _SOMETHING = re.compile(
     r"^[a-zA-Z][a-zA-Z0-9+.-]*://(?!.*@)|^(?:/|\./|\.\./|~/)|\.(?:html?|txt|json|ya?ml|pem|key|env)$"
-    r"|^(?:os|env|process|settings|config|self|this|request|form|args|kwargs)\."
+    r"|^(?:os|env|process|settings|config|self|this|request|form|args|kwargs)\.|^@\w+$"
     r"|^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+$"
 )
 

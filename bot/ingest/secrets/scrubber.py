@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from bot.ingest.secrets.filekinds import is_config
+from bot.ingest.secrets.keys import private_key_hits
 from bot.ingest.secrets.keywords import keyword_hits, names_something_else
 from bot.ingest.secrets.providers import RULES
 from bot.ingest.secrets.rules import Hit, RuleSet
-from bot.ingest.secrets.shapes import URL_RULES, private_key_hits
+from bot.ingest.secrets.ruleset import ruleset_hits
+from bot.ingest.secrets.shapes import URL_RULES
 from bot.ingest.secrets.values import (
     decodes_to_data,
     is_harmless,
@@ -24,9 +28,6 @@ from bot.ingest.secrets.values import (
 REDACTED = "[REDACTED]"
 TOKEN_RULES = RuleSet((*RULES, *URL_RULES))
 
-_CONFIG_SUFFIXES = (
-    ".env", ".ini", ".cfg", ".conf", ".toml", ".yaml", ".yml", ".json", ".properties", ".tfvars",
-)  # fmt: skip
 # A long unquoted-or-quoted value ending a line of a configuration file, under any key.
 _CONFIG_VALUE = re.compile(r"(?m)[=:][ \t]*[\"']?([A-Za-z0-9+/=_\-.]{20,256})[\"']?,?[ \t]*$")
 _NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
@@ -49,6 +50,24 @@ def scrub(text: str, path: str = "") -> ScrubResult:
 
 def find_secrets(text: str, path: str = "") -> Iterator[Hit]:
     """Where the secrets of `text` are; spans may overlap and never hold a newline."""
+    own = list(_own_hits(text, path))
+    yield from own
+    # The maintained rules, for the providers ours lack. Where ours found the secret too,
+    # ours say where it is: `deploy:<password>` keeps its user name, a connection string
+    # its endpoint.
+    starts = sorted((h.start, h.end) for h in own)
+    for hit in ruleset_hits(text):
+        if not _overlaps(starts, hit):
+            yield hit
+
+
+def _overlaps(spans: list[tuple[int, int]], hit: Hit) -> bool:
+    """Whether `hit` overlaps one of `spans` (sorted by start)."""
+    before_end = bisect.bisect_left(spans, (hit.end, -1))  # the spans starting before it ends
+    return any(end > hit.start for _, end in spans[:before_end])
+
+
+def _own_hits(text: str, path: str) -> Iterator[Hit]:
     yield from private_key_hits(text)
     tokens = list(TOKEN_RULES.scan(text))
     yield from tokens
@@ -59,7 +78,7 @@ def find_secrets(text: str, path: str = "") -> Iterator[Hit]:
         # A value holding a token (a connection string with an AccountKey) loses the token only.
         if not any(hit.start <= t.start and t.end <= hit.end for t in tokens):
             yield hit
-    if _is_config(path):
+    if is_config(path):
         yield from _high_entropy_values(text)
 
 
@@ -67,7 +86,7 @@ _REPEAT_MIN = 16
 # Kinds judged by context (a name, a config line): their values are repeated only when
 # they look generated, so one doubtful call is not copied across a file.
 _BY_CONTEXT = frozenset(
-    {"keyword_secret", "authorization", "command_line_password", "high_entropy"}
+    {"keyword_secret", "authorization", "command_line_password", "high_entropy", "prose_secret"}
 )
 
 
@@ -145,8 +164,3 @@ def _name_before(text: str, at: int) -> str:
     """The key a value is assigned to: the name just before the `=` or `:` at `at`."""
     window = text[max(0, at - 80) : at].rstrip(" \t\"'")
     return window[len(window.rstrip(_NAME_CHARS)) :]
-
-
-def _is_config(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1].lower()
-    return name.endswith(_CONFIG_SUFFIXES) or name.startswith(".env") or name == "dockerfile"

@@ -188,6 +188,14 @@ def is_uuid(value: str) -> bool:
     return _UUID.match(value) is not None
 
 
+def is_key_shaped(value: str) -> bool:
+    """32 or more hex digits, or a UUID: how many providers write an API key (Datadog, New
+    Relic, Pinecone's first keys). Under a key's name, not a digest: the name says so."""
+    body = value.lower()
+    long_hex = 32 <= len(body) <= 128 and _HEX_DIGEST.match(body) is not None
+    return (long_hex or is_uuid(value)) and shannon_entropy(body) >= 3.0
+
+
 _PUBLIC_IDS = re.compile(
     r"\.apps\.googleusercontent\.com$|^pk_(?:live|test)_|^pk\.eyJ|^phc_"
     r"|^ssh-(?:rsa|ed25519|dss) |^ecdsa-sha2-|^AC[0-9a-f]{32}$|^mob-"
@@ -219,13 +227,18 @@ def _harmless_shape(value: str) -> bool:
         or _FILE_NAME.match(value)
         or _IDENTIFIER.match(value)
         or _VERSIONED.search(value)
-        or _DOTTED_NAME.match(value)
+        or (_DOTTED_NAME.match(value) and not _random_part(value))
         or _HEADER_NAME.match(value)
         or _WORDS.match(value)
         or _HASH.match(value)
         or _PUBLIC_IDS.search(value)
         or _ARN.match(value)
     )
+
+
+def _random_part(value: str) -> bool:
+    """`v2.yidxc5qd72l537obm0nr` is a version and a key, not a dotted name."""
+    return any(len(p) >= 16 and looks_random(p) for p in value.split("."))
 
 
 _B64_BODY = re.compile(r"^[A-Za-z0-9+/_-]+={0,2}$")

@@ -26,9 +26,9 @@ T = TypeVar("T")
 _COLUMNS = (
     "repo, started_at, seconds, trigger, commit_sha, files_added, files_changed, files_removed, "
     "chunks_added, chunks_removed, embedded_inputs, embedding_tokens, error, "
-    "embedding_tokens_saved, state"
+    "embedding_tokens_saved, state, secret_files, key_blocks, redactions"
 )
-_INSERT = f"INSERT INTO runs ({_COLUMNS}) VALUES ({', '.join(['%s'] * 15)}) RETURNING id"
+_INSERT = f"INSERT INTO runs ({_COLUMNS}) VALUES ({', '.join(['%s'] * 18)}) RETURNING id"
 _UPDATE = (
     f"UPDATE runs SET {', '.join(f'{c.strip()} = %s' for c in _COLUMNS.split(','))} WHERE id = %s"
 )

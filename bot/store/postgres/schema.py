@@ -155,4 +155,59 @@ MIGRATIONS: dict[int, tuple[str, tuple[str, ...]]] = {
             "ALTER TABLE sym_files ADD COLUMN IF NOT EXISTS links TEXT NOT NULL DEFAULT ''",
         ),
     ),
+    8: (
+        "run log: what each run left out of the index for holding secrets",
+        tuple(
+            f"ALTER TABLE runs ADD COLUMN IF NOT EXISTS {column} INTEGER NOT NULL DEFAULT 0"
+            for column in ("secret_files", "key_blocks", "redactions")
+        ),
+    ),
+    9: (
+        "repository history: commits, line attribution at the recorded head, tags, PR titles",
+        (
+            """CREATE TABLE IF NOT EXISTS hist_heads (
+                repo TEXT PRIMARY KEY, head TEXT NOT NULL, horizon TEXT NOT NULL,
+                oldest BIGINT NOT NULL, complete INTEGER NOT NULL, commits INTEGER NOT NULL
+            )""",
+            """CREATE TABLE IF NOT EXISTS hist_commits (
+                repo TEXT NOT NULL, seq INTEGER NOT NULL, sha TEXT NOT NULL, parents TEXT NOT NULL,
+                author TEXT NOT NULL, email TEXT NOT NULL, authored BIGINT NOT NULL,
+                committed BIGINT NOT NULL, subject TEXT NOT NULL, body TEXT NOT NULL,
+                tags TEXT NOT NULL, prs TEXT NOT NULL, refs TEXT NOT NULL, paths TEXT NOT NULL,
+                ranges TEXT NOT NULL, excerpt TEXT NOT NULL, symbols TEXT NOT NULL,
+                PRIMARY KEY (repo, seq)
+            )""",
+            "CREATE UNIQUE INDEX IF NOT EXISTS hist_commits_sha ON hist_commits (repo, sha)",
+            """CREATE TABLE IF NOT EXISTS hist_lines (
+                repo TEXT NOT NULL, path TEXT NOT NULL, runs TEXT NOT NULL,
+                PRIMARY KEY (repo, path)
+            )""",
+            """CREATE TABLE IF NOT EXISTS hist_tags (
+                repo TEXT NOT NULL, name TEXT NOT NULL, sha TEXT NOT NULL,
+                committed BIGINT NOT NULL,
+                PRIMARY KEY (repo, name)
+            )""",
+            """CREATE TABLE IF NOT EXISTS hist_prs (
+                repo TEXT NOT NULL, number INTEGER NOT NULL, title TEXT NOT NULL,
+                body TEXT NOT NULL, url TEXT NOT NULL, state TEXT NOT NULL,
+                PRIMARY KEY (repo, number)
+            )""",
+        ),
+    ),
+    10: (
+        "symbol table: names bound without a definition (re-exports, aliases, run-time members)",
+        (
+            # Rows written before keep answering; their aliases come with the next ingest,
+            # which re-reads every file (SYMBOLS_VERSION). Deleted with their file, like
+            # sym_defs (no foreign key: `PostgresSymbols.apply`).
+            """CREATE TABLE IF NOT EXISTS sym_aliases (
+                fid BIGINT NOT NULL, seq INTEGER NOT NULL, name TEXT NOT NULL,
+                name_key TEXT NOT NULL, kind TEXT NOT NULL, target TEXT NOT NULL,
+                module TEXT NOT NULL, owner TEXT NOT NULL,
+                start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+                PRIMARY KEY (fid, seq)
+            )""",
+            "CREATE INDEX IF NOT EXISTS sym_aliases_by_name ON sym_aliases (name_key)",
+        ),
+    ),
 }

@@ -27,6 +27,7 @@ from bot.store.base import (
     CommandHashes,
     EventClaims,
     FeedbackRecords,
+    HistoryRecords,
     IngestJobs,
     IngestLocks,
     PineconeStateRecords,
@@ -117,6 +118,12 @@ class PostgresStores:
         from bot.store.postgres.jobs import PostgresJobs
 
         return self._part("jobs", lambda: PostgresJobs(self.database))
+
+    @property
+    def history(self) -> HistoryRecords:
+        from bot.store.postgres.history import PostgresHistory
+
+        return self._part("history", lambda: PostgresHistory(self.database))
 
     def command_hashes(self, name: str, what: str = "") -> CommandHashes:
         from bot.store.postgres.command_hashes import PostgresCommandHashes

@@ -7,13 +7,13 @@ reads more than one statement). Sites are decoded as in SQLite
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from bot.store.symbols.lookup import decode_sites, name_indexes
 from bot.store.symbols.ranking import FileNames, rank
 from bot.symbols.links import FileLinks
-from bot.symbols.model import FileFacts, RankedSymbol, SymbolDef, SymbolRef
+from bot.symbols.model import FileFacts, RankedSymbol, SymbolAlias, SymbolDef, SymbolRef
 from bot.symbols.packed import CallerMap, site_codes, site_count
 
 if TYPE_CHECKING:
@@ -21,7 +21,12 @@ if TYPE_CHECKING:
 
     Conn = psycopg.Connection[tuple[object, ...]]
 
+T = TypeVar("T")
+
 DEF_COLUMNS = "f.repo, f.path, d.name, d.symbol, d.kind, d.start_line, d.end_line"
+ALIAS_COLUMNS = (
+    "f.repo, f.path, a.name, a.kind, a.target, a.module, a.owner, a.start_line, a.end_line"
+)
 
 # fid, repo, path, names, offsets, sites, forms
 Candidate = tuple[int, str, str, str, bytes, bytes, bytes]
@@ -36,6 +41,33 @@ def row_def(row: Sequence[object]) -> SymbolDef:
     return SymbolDef(
         str(repo), str(path), str(name), str(symbol), str(kind), int(str(start)), int(str(end))
     )
+
+
+def row_alias(row: Sequence[object]) -> SymbolAlias:
+    repo, path, name, kind, target, module, owner, start, end = row
+    texts = (str(repo), str(path), str(name), str(kind), str(target), str(module), str(owner))
+    return SymbolAlias(*texts, int(str(start)), int(str(end)))
+
+
+def _aliases(c: Conn, fids: list[int]) -> dict[int, list[SymbolAlias]]:
+    """The aliases of every file in `fids`, in one query."""
+    return _by_file(c, fids, f"{ALIAS_COLUMNS} FROM sym_aliases a", "a", row_alias)
+
+
+def _by_file(
+    c: Conn, fids: list[int], rows_from: str, alias: str, make: Callable[[Sequence[object]], T]
+) -> dict[int, list[T]]:
+    """`make` of each row of a per-file table (`rows_from`, aliased `alias`), by file, in
+    one query; every file of `fids` is a key."""
+    found: dict[int, list[T]] = {fid: [] for fid in fids}
+    rows = c.execute(
+        f"SELECT {alias}.fid, {rows_from} JOIN sym_files f ON f.fid = {alias}.fid "
+        f"WHERE {alias}.fid = ANY(%s) ORDER BY {alias}.fid, {alias}.seq",
+        (fids,),
+    ).fetchall()
+    for row in rows:
+        found[int(str(row[0]))].append(make(row[1:]))
+    return found
 
 
 def _bytes(value: object) -> bytes:
@@ -87,15 +119,7 @@ def collect(
 
 def _definitions(c: Conn, fids: list[int]) -> dict[int, list[SymbolDef]]:
     """The definitions of every file in `fids`, in one query."""
-    defs: dict[int, list[SymbolDef]] = {fid: [] for fid in fids}
-    rows = c.execute(
-        f"SELECT d.fid, {DEF_COLUMNS} FROM sym_defs d JOIN sym_files f ON f.fid = d.fid "
-        "WHERE d.fid = ANY(%s) ORDER BY d.fid, d.seq",
-        (fids,),
-    ).fetchall()
-    for row in rows:
-        defs[int(str(row[0]))].append(row_def(row[1:]))
-    return defs
+    return _by_file(c, fids, f"{DEF_COLUMNS} FROM sym_defs d", "d", row_def)
 
 
 def count(found: list[Candidate], last: str, folded: bool, calls_only: bool) -> int:
@@ -130,10 +154,15 @@ def file_facts(c: Conn, repo: str, paths: list[str]) -> dict[str, FileFacts]:
         "SELECT fid, path, links FROM sym_files WHERE repo = %s AND path = ANY(%s)",
         (repo, paths),
     ).fetchall()
-    defs = _definitions(c, [int(str(r[0])) for r in rows])
+    fids = [int(str(r[0])) for r in rows]
+    defs, aliases = _definitions(c, fids), _aliases(c, fids)
     return {
         str(path): FileFacts(
-            repo, str(path), tuple(defs[int(str(fid))]), FileLinks.from_text(str(links))
+            repo,
+            str(path),
+            tuple(defs[int(str(fid))]),
+            FileLinks.from_text(str(links)),
+            tuple(aliases[int(str(fid))]),
         )
         for fid, path, links in rows
     }

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from bot.store.postgres.connection import Database
 from bot.store.postgres.symbol_reads import (
+    ALIAS_COLUMNS,
     DEF_COLUMNS,
     candidates,
     collect,
@@ -25,11 +26,19 @@ from bot.store.postgres.symbol_reads import (
     file_facts,
     rank_repo,
     repo_paths,
+    row_alias,
     row_def,
     scope,
 )
 from bot.store.symbols import lookup
-from bot.symbols.model import FileFacts, FileSymbols, RankedSymbol, SymbolDef, SymbolRef
+from bot.symbols.model import (
+    FileFacts,
+    FileSymbols,
+    RankedSymbol,
+    SymbolAlias,
+    SymbolDef,
+    SymbolRef,
+)
 from bot.symbols.packed import PackedSymbols
 
 if TYPE_CHECKING:
@@ -45,10 +54,15 @@ _RANK_CACHE = 1000
 _FILE_TYPES = ("int8", "text", "text", "text", "text", "bytea", "bytea", "text[]", "bytea", "text")
 _DEF_TYPES = ("int8", "int4", "text", "text", "text", "text", "int4", "int4")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-# A file's definitions go with it, in the same statement: sym_defs has no foreign key
-# (schema version 6: its per-row check doubled an ingest), so this is the CASCADE.
+# A file's definitions and aliases go with it, in the same statement: sym_defs has no
+# foreign key (schema version 6: its per-row check doubled an ingest), nor has sym_aliases,
+# so this is the CASCADE.
 _DELETE_FILES = "WITH gone AS (DELETE FROM sym_files WHERE repo = %s"
-_DELETE_DEFS = " RETURNING fid) DELETE FROM sym_defs WHERE fid IN (SELECT fid FROM gone)"
+_DELETE_DEFS = (
+    " RETURNING fid), defs AS (DELETE FROM sym_defs WHERE fid IN (SELECT fid FROM gone)) "
+    "DELETE FROM sym_aliases WHERE fid IN (SELECT fid FROM gone)"
+)
+_ALIAS_TYPES = ("int8", "int4", "text", "text", "text", "text", "text", "text", "int4", "int4")
 
 
 class PostgresSymbols:
@@ -109,6 +123,14 @@ class PostgresSymbols:
                     for seq, (name, symbol, kind, start, end) in enumerate(p.defs):
                         key = name.translate(_ASCII_LOWER)
                         copy.write_row((fid, seq, name, key, symbol, kind, start, end))
+            with c.cursor().copy(
+                "COPY sym_aliases (fid, seq, name, name_key, kind, target, module, owner, "
+                "start_line, end_line) FROM STDIN (FORMAT BINARY)"
+            ) as copy:
+                copy.set_types(_ALIAS_TYPES)
+                for fid, (_, (_, p)) in zip(fids, latest.items(), strict=True):
+                    for seq, (name, *rest) in enumerate(p.aliases):
+                        copy.write_row((fid, seq, name, name.translate(_ASCII_LOWER), *rest))
             if commit is not None:
                 c.execute(
                     "INSERT INTO sym_commits VALUES (%s, %s) ON CONFLICT (repo) DO UPDATE "
@@ -163,6 +185,27 @@ class PostgresSymbols:
         return lookup.best_definitions(
             query, lambda folded: [row_def(r[:7]) for r in rows if folded or r[7]], limit
         )
+
+    def aliases(
+        self, name: str, *, repos: frozenset[str] | None, limit: int = 50
+    ) -> list[SymbolAlias]:
+        last = name.strip().rpartition(".")[2]
+        if not last or limit <= 0 or (repos is not None and not repos):
+            return []
+        where, params = scope(repos)
+        sql = (
+            f"SELECT {ALIAS_COLUMNS}, a.name = %s FROM sym_aliases a JOIN sym_files f "
+            f"ON f.fid = a.fid WHERE a.name_key = %s{where} "
+            "ORDER BY f.repo, f.path, a.start_line, a.seq"
+        )
+        rows = self._db.read(
+            lambda c: c.execute(sql, [last, last.translate(_ASCII_LOWER), *params]).fetchall()
+        )
+        for folded in (False, True):
+            found = [row_alias(r[:9]) for r in rows if folded or r[9]]
+            if found:
+                return found[:limit]
+        return []
 
     def references(
         self,

@@ -16,7 +16,7 @@ from pathlib import PurePosixPath
 from bot.store.symbols import schema
 from bot.store.symbols.ranking import FileNames, rank
 from bot.symbols.links import FileLinks
-from bot.symbols.model import FileFacts, RankedSymbol, SymbolDef, SymbolRef
+from bot.symbols.model import FileFacts, RankedSymbol, SymbolAlias, SymbolDef, SymbolRef
 from bot.symbols.packed import (
     CallerMap,
     folded_indexes,
@@ -56,6 +56,39 @@ def definition_rows(
         [last, *([] if folded else [last]), *params],
     ).fetchall()
     return [SymbolDef(*row) for row in rows]
+
+
+_ALIAS_COLUMNS = (
+    "f.repo, f.path, a.name, a.kind, a.target, a.module, a.owner, a.start_line, a.end_line"
+)
+
+
+def alias_rows(
+    db: sqlite3.Connection,
+    name: str,
+    repos: frozenset[str] | None,
+    *,
+    folded: bool,
+    limit: int,
+) -> list[SymbolAlias]:
+    """Aliases called `name` (ignoring ASCII case when `folded`), by repo, path and line."""
+    match = "a.name = ? COLLATE NOCASE" + ("" if folded else " AND a.name = ?")
+    scope, params = in_repos(repos)
+    rows = db.execute(
+        f"SELECT {_ALIAS_COLUMNS} FROM aliases a JOIN files f ON f.fid = a.fid "
+        f"WHERE {match}{scope} ORDER BY f.repo, f.path, a.start_line, a.seq LIMIT ?",
+        [name, *([] if folded else [name]), *params, limit],
+    ).fetchall()
+    return [SymbolAlias(*row) for row in rows]
+
+
+def _file_aliases(db: sqlite3.Connection, fid: int) -> tuple[SymbolAlias, ...]:
+    rows = db.execute(
+        f"SELECT {_ALIAS_COLUMNS} FROM aliases a JOIN files f ON f.fid = a.fid WHERE a.fid = ? "
+        "ORDER BY a.seq",
+        (fid,),
+    ).fetchall()
+    return tuple(SymbolAlias(*row) for row in rows)
 
 
 # Containers (Rust impls, modules, namespaces) come after the classes and functions they hold.
@@ -217,7 +250,9 @@ def file_facts(db: sqlite3.Connection, repo: str, paths: Iterable[str]) -> dict[
         ).fetchall()
         for fid, path, links in rows:
             defs = tuple(_file_definitions(db, int(fid)))
-            out[str(path)] = FileFacts(repo, str(path), defs, FileLinks.from_text(str(links)))
+            aliases = _file_aliases(db, int(fid))
+            links_of = FileLinks.from_text(str(links))
+            out[str(path)] = FileFacts(repo, str(path), defs, links_of, aliases)
     return out
 
 

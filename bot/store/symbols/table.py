@@ -4,6 +4,7 @@
     store.apply(repo, [(path, blob_key, symbols)], removed, commit=sha)  # one transaction
     store.commits()                                            # repo -> commit the rows match
     store.definitions("Session.send", repos=None)              # exact, then any case
+    store.aliases("stringify", repos=None)                     # re-exports, run-time members
     store.references("send", repos=frozenset({"api"}), calls_only=True)
     store.top_symbols("api")                                   # see `ranking`
     store.file_facts("api", ["api/models.py"])                 # definitions, imports, bases
@@ -38,7 +39,14 @@ from bot.errors import StoreError
 from bot.store.snapshots import SnapshotReaders
 from bot.store.sqlite import SqliteFile
 from bot.store.symbols import lookup, schema
-from bot.symbols.model import FileFacts, FileSymbols, RankedSymbol, SymbolDef, SymbolRef
+from bot.symbols.model import (
+    FileFacts,
+    FileSymbols,
+    RankedSymbol,
+    SymbolAlias,
+    SymbolDef,
+    SymbolRef,
+)
 from bot.symbols.packed import PackedSymbols
 
 log = logging.getLogger(__name__)
@@ -118,6 +126,14 @@ class SymbolStore:
                     for seq, row in enumerate(p.defs)
                 ),
             )
+            db.executemany(
+                "INSERT INTO aliases VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    (fid, seq, *row)
+                    for fid, (_, (_, p)) in enumerate(latest.items(), start=first)
+                    for seq, row in enumerate(p.aliases)
+                ),
+            )
             if commit is not None:
                 db.execute(
                     "INSERT INTO commits (repo, commit_sha) VALUES (?, ?) "
@@ -164,6 +180,22 @@ class SymbolStore:
                 lambda folded: lookup.definition_rows(db, last, repos, folded=folded),
                 limit,
             )
+
+    def aliases(
+        self, name: str, *, repos: frozenset[str] | None, limit: int = 50
+    ) -> list[SymbolAlias]:
+        """The names bound without a definition (`Alias`) called `name` (its last segment),
+        exact case first, any case only if none; by repo, path and line. `"*"` finds the
+        re-exports of every name and the members made for names a file cannot list."""
+        last = name.strip().rpartition(".")[2]
+        if not last or limit <= 0 or (repos is not None and not repos):
+            return []
+        with self._reading() as db:
+            for folded in (False, True):
+                found = lookup.alias_rows(db, last, repos, folded=folded, limit=limit)
+                if found:
+                    return found
+        return []
 
     def references(
         self,

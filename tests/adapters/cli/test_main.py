@@ -58,7 +58,8 @@ def test_search_json_carries_an_absolute_relevance(indexed):
     good = [json.loads(line) for line in strong.stdout.splitlines()]
     poor = [json.loads(line) for line in weak.stdout.splitlines()]
     assert set(good[0]) == {
-        *("repo", "path", "start_line", "end_line", "symbol", "kind", "score", "relevance"),
+        *("kind", "repo", "path", "start_line", "end_line", "symbol", "score"),
+        "relevance",
     }
     # Both first hits rank first (score ~1), but only one of them covers its question.
     assert good[0]["relevance"] == 1.0

@@ -32,7 +32,7 @@ ANSWER = (
 )
 # The answer as written (the citation marker [1] becomes its lines), then the footer.
 PIPED = """\
-Retries live in `WebhookSender.retry_failed_webhooks` (shop/webhooks.py:L1-L28); \
+Retries live in `WebhookSender.retry_failed_webhooks` (shop/webhooks.py:L18-L28); \
 the package is shop/__init__.py, run as __main__.py.
 Markup stays text: [bold]not bold[/bold], /map [repo], [[repos]], :id: and **stars**.
 
@@ -44,7 +44,7 @@ Markup stays text: [bold]not bold[/bold], /map [repo], [[repos]], :id: and **sta
 ```
 
 Sources
-  shop/webhooks.py:L1-L28  (shop)
+  shop/webhooks.py:L18-L28  (shop) · last changed SHA8 (DATE)
 
 shop main@SHA, indexed WHEN
 llm answer in TIME; tokens USAGE
@@ -52,7 +52,7 @@ llm answer in TIME; tokens USAGE
 # The same on a 60-column terminal: prose wrapped at spaces, lists under their text.
 SCREEN = """\
 Retries live in `WebhookSender.retry_failed_webhooks`
-(shop/webhooks.py:L1-L28); the package is shop/__init__.py,
+(shop/webhooks.py:L18-L28); the package is shop/__init__.py,
 run as __main__.py.
 Markup stays text: [bold]not bold[/bold], /map [repo],
 [[repos]], :id: and **stars**.
@@ -67,7 +67,8 @@ Markup stays text: [bold]not bold[/bold], /map [repo],
 ```
 
 \x1b[1mSources\x1b[0m
-\x1b[2m  shop/webhooks.py:L1-L28  (shop)\x1b[0m
+\x1b[2m  shop/webhooks.py:L18-L28  (shop) · last changed SHA8\x1b[0m
+\x1b[2m    (DATE)\x1b[0m
 
 \x1b[2mshop main@SHA, indexed WHEN\x1b[0m
 \x1b[2mllm answer in TIME; tokens USAGE\x1b[0m
@@ -84,6 +85,8 @@ def shop(indexed_shop: tuple[Path, GitRepo]) -> tuple[Path, str]:
 def masked(output: str, sha: str) -> str:
     """The output with what varies between runs named: commit, age, time, token counts."""
     output = output.replace(f"main@{sha}", "main@SHA")
+    output = re.sub(r"last changed [0-9a-f]{8}", "last changed SHA8", output)
+    output = re.sub(r"\(\d{4}-\d{2}-\d{2}\)", "(DATE)", output)
     output = re.sub(r"indexed (just now|\d+ min ago)", "indexed WHEN", output)
     return re.sub(r"in \d+\.\d\ds; tokens \d+ in / \d+ out", "in TIME; tokens USAGE", output)
 

@@ -245,7 +245,9 @@ def test_a_broken_stream_keeps_its_text_and_ends_with_one_sentence(
             body = reply["content"]
             assert body.startswith("Failed webhook deliveries are retried")
             assert body.count(CUT_OFF) == 1
-            assert body.split(CUT_OFF)[1].strip().startswith("-# demo main@")  # then the footer
+            footer = body.split(CUT_OFF)[1].strip().splitlines()  # then the small print:
+            assert all(line.startswith("-# ") for line in footer)  # what last changed the
+            assert footer[-1].startswith("-# demo main@")  # cited lines, then freshness
             assert "marked dead" not in body  # past the break: never written
             assert len(h.fake.calls("POST", rf"/channels/{OPEN_CHANNEL}/messages")) == 1
 

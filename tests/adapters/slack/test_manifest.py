@@ -188,6 +188,8 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "assistant.threads.setStatus": {"assistant:write", "chat:write"},
     "assistant.threads.setSuggestedPrompts": {"assistant:write"},
     "assistant.threads.setTitle": {"assistant:write"},
+    "files.getUploadURLExternal": {"files:write"},
+    "files.completeUploadExternal": {"files:write"},
 }
 ALL_KINDS = {"conversations.info", "conversations.replies"}
 # Scopes that let the app receive each event (docs.slack.dev/reference/events/<event>).
@@ -307,6 +309,8 @@ def web_api_methods() -> set[str]:
         )
     if "Assistant(" in source:
         methods |= _methods_called_in(inspect.getsource(DefaultAssistantThreadContextStore), api)
+    if ".files_upload_v2(" in source:  # its three steps: two Web API methods and a plain POST
+        methods |= _methods_called_in(inspect.getsource(WebClient.files_upload_v2), api)
     return methods
 
 

@@ -15,7 +15,10 @@ from bot.code.queries import query_text, symbol_query
 from bot.code.registry import LANGUAGES, Language, registered
 
 NAMES = [language.name for language in LANGUAGES]
-CAPTURES = {"def", "call", "ref", "member", "object", "base", "import"}
+CAPTURES = {
+    *("def", "call", "ref", "member", "object", "base", "import"),
+    *("bind", "export", "loop", "package"),
+}
 
 
 def by_name(name: str) -> Language:

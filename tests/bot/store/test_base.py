@@ -60,6 +60,14 @@ def test_a_run_left_running_is_marked_interrupted_by_the_next(
     assert stores.runs.last_ok("api") is None
 
 
+def test_a_run_keeps_what_it_left_out_for_secrets(stores: StoreSet) -> None:
+    """Files skipped for secrets, key blocks cut and secrets redacted: what `status` shows."""
+    stores.runs.record(Run("api", START, 1.0, "cli", secret_files=2, key_blocks=1, redactions=5))
+    last = stores.runs.last("api")
+    assert last is not None
+    assert (last.secret_files, last.key_blocks, last.redactions) == (2, 1, 5)
+
+
 def test_last_ok_embedding_totals_and_next_run(stores: StoreSet) -> None:
     runs = stores.runs
     runs.record(Run("api", START, 1.0, "cli", embedding_tokens=10, embedding_tokens_saved=4))

@@ -6,13 +6,12 @@ regenerate with `UPDATE_GOLDEN=1 pytest tests/bot/symbols/test_extract_golden.py
 
 from __future__ import annotations
 
-import difflib
-import os
 from pathlib import Path
 
 from bot.code.languages import language_for
 from bot.symbols.extract import extract_text
-from bot.symbols.links import BARE, OTHER, QUALIFIED, SELF, SUPER
+from bot.symbols.links import BARE, BUILTIN, OTHER, QUALIFIED, SELF, SUPER, TYPED
+from tests.support.golden import check_golden
 from tests.support.paths import POLYGLOT
 
 HERE = Path(__file__).resolve().parent
@@ -23,7 +22,8 @@ def render() -> str:
     out = [
         "# Symbols of tests/fixtures/polyglot: definitions (lines, kind, symbol), then",
         "# references (name: line, with * for a call, the calling definition and, where the",
-        "# language records it, how it was written), then bases, imports and receivers.",
+        "# language records it, how it was written), then bases, imports, receivers, typed",
+        "# receivers, field and result types, lists of names, __all__ and aliases.",
         "# Regenerate: UPDATE_GOLDEN=1 pytest tests/bot/symbols/test_extract_golden.py",
     ]
     for path in sorted(POLYGLOT.iterdir()):
@@ -43,10 +43,31 @@ def render() -> str:
         out += [f"  bases {symbol}: {', '.join(bases)}" for symbol, bases in links.bases]
         out += [f"  import {b.local} <- {b.module} {b.name}".rstrip() for b in links.imports]
         out += [f"  receiver {name}: {line} {chain}" for line, name, chain in links.quals]
+        out += [f"  typed {name}: {line} {via} is {kind}" for line, name, via, kind in links.typed]
+        out += [f"  field {owner}.{name}: {kind}" for owner, name, kind in links.fields]
+        out += [f"  result {symbol}: {kind}" for symbol, kind in links.results]
+        out += [f"  list {name} ({at}): {' '.join(names)}" for name, at, names in links.lists]
+        if links.exported is not None:
+            out.append(f"  __all__: {' '.join(links.exported)}")
+        if links.package:
+            out.append(f"  package {links.package}")
+        for a in symbols.aliases:
+            source = f" from {a.module}" if a.module else ""
+            on = f" on {a.owner}" if a.owner else ""
+            where = f"{a.start_line}-{a.end_line}"
+            out.append(f"  {a.kind} {a.name}{on}: {where} {a.target}{source}")
     return "\n".join(out) + "\n"
 
 
-_FORMS = {BARE: "bare", SELF: "self", SUPER: "super", QUALIFIED: "qualified", OTHER: "other"}
+_FORMS = {
+    BARE: "bare",
+    SELF: "self",
+    SUPER: "super",
+    QUALIFIED: "qualified",
+    OTHER: "other",
+    TYPED: "typed",
+    BUILTIN: "builtin",
+}
 
 
 def forms(bits: int) -> str:
@@ -54,18 +75,7 @@ def forms(bits: int) -> str:
 
 
 def test_polyglot_symbols_match_golden() -> None:
-    actual = render()
-    if os.environ.get("UPDATE_GOLDEN") == "1":
-        GOLDEN.write_text(actual, encoding="utf-8")
-    expected = GOLDEN.read_text(encoding="utf-8") if GOLDEN.exists() else ""
-    if actual != expected:
-        diff = difflib.unified_diff(
-            expected.splitlines(keepends=True),
-            actual.splitlines(keepends=True),
-            "golden/polyglot_symbols.txt",
-            "actual",
-        )
-        raise AssertionError("symbols changed (UPDATE_GOLDEN=1 to accept):\n" + "".join(diff))
+    check_golden(GOLDEN, render(), "symbols")
 
 
 def test_golden_has_symbols_in_every_syntax_language() -> None:

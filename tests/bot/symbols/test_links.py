@@ -5,7 +5,18 @@ from __future__ import annotations
 import textwrap
 
 from bot.symbols.extract import extract_text
-from bot.symbols.links import BARE, OTHER, QUALIFIED, SELF, SUPER, Binding, FileLinks, dotted
+from bot.symbols.links import (
+    BARE,
+    BUILTIN,
+    OTHER,
+    QUALIFIED,
+    SELF,
+    SUPER,
+    TYPED,
+    Binding,
+    FileLinks,
+    dotted,
+)
 from bot.symbols.packed import PackedSymbols
 
 SOURCE = """
@@ -89,12 +100,13 @@ def test_each_call_records_how_its_receiver_is_written():
     assert calls[("dispatch", first + 6)] == OTHER  # self.app.dispatch
     assert calls[("dispatch", first + 7)] == OTHER  # a variable
     assert calls[("dispatch", first + 8)] == QUALIFIED  # the file's own class
-    assert calls[("join", first + 9)] == OTHER  # a string
+    assert calls[("join", first + 9)] == BUILTIN  # a string
     assert calls[("stream", first + 10)] == QUALIFIED  # `(` on the next line
     assert extracted().file_links.quals == (
         (first + 4, "send_file", "helpers"),
         (first + 5, "join", "os.path"),
         (first + 8, "dispatch", "Flask"),
+        (first + 9, "join", "str"),
         (first + 10, "stream", "helpers"),
     )
     plain = {(r.name, r.line): r.form for r in symbols.references if not r.call}
@@ -116,12 +128,45 @@ def test_links_survive_their_text_form_and_packing():
     assert FileLinks.from_text("garbage\nq\tx\tname\tchain\nb\tonly") == FileLinks()
 
 
-def test_other_languages_keep_bases_but_no_forms():
-    java = "class Child extends Base implements Runnable, Comparable<Child> {\n  void run() { go(); }\n}\n"
-    packed = extract_text("Child.java", java, "java")
-    assert packed.file_links.bases == (("Child", ("Base", "Runnable", "Comparable")),)
+def test_languages_without_receiver_rules_keep_bases_but_no_forms():
+    csharp = "class Child : Base, IRunnable {\n  void Run() { Go(); this.Stop(); }\n}\n"
+    packed = extract_text("Child.cs", csharp, "csharp")
+    assert packed.file_links.bases == (("Child", ("Base", "IRunnable")),)
     assert packed.forms == b""
     assert {r.form for r in packed.to_file_symbols().references} == {0}
+
+
+def test_java_calls_record_their_receivers():
+    java = textwrap.dedent(
+        """\
+        import com.acme.Gateway;
+        class Child extends Base implements Runnable, Comparable<Child> {
+          private final Ledger ledger;
+          void run(Account account) {
+            go(); this.stop(); super.run(); Gateway.open(); String.valueOf(1);
+            account.close(); ledger.post(); this.ledger.post(); Helper.make(); other.x2();
+          }
+        }
+        """
+    )
+    packed = extract_text("Child.java", java, "java")
+    assert packed.file_links.bases == (("Child", ("Base", "Runnable", "Comparable")),)
+    calls = {r.name: r.form for r in packed.to_file_symbols().references if r.call}
+    assert calls == {
+        "go": BARE,
+        "stop": SELF,
+        "run": SUPER,
+        "open": QUALIFIED,  # imported
+        "valueOf": BUILTIN,  # java.lang
+        "close": TYPED,
+        "post": TYPED,  # the field `ledger`, bare and as `this.ledger`
+        "make": QUALIFIED,  # a class of the same package, by its capitalised name
+        "x2": OTHER,
+    }
+    links = packed.file_links
+    assert links.types(6, "close") == [("account", "Account")]
+    assert links.types(6, "post") == [("ledger", "Ledger"), ("this.ledger", "Child>ledger")]
+    assert links.fields == (("Child", "ledger", "Ledger"),)
 
 
 def test_dotted_names_only():

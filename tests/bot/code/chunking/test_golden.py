@@ -6,12 +6,11 @@ regenerate with `UPDATE_GOLDEN=1 pytest tests/ingest/test_chunking_golden.py`.
 
 from __future__ import annotations
 
-import difflib
-import os
 from pathlib import Path
 
 from bot.code.chunking import ChunkBudget, chunk_file
 from bot.code.languages import language_for
+from tests.support.golden import check_golden
 from tests.support.paths import POLYGLOT
 
 HERE = Path(__file__).resolve().parent
@@ -43,21 +42,7 @@ def render() -> str:
 
 
 def test_polyglot_chunks_match_golden() -> None:
-    actual = render()
-    if os.environ.get("UPDATE_GOLDEN") == "1":
-        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
-        GOLDEN.write_text(actual, encoding="utf-8")
-    expected = GOLDEN.read_text(encoding="utf-8") if GOLDEN.exists() else ""
-    if actual != expected:
-        diff = difflib.unified_diff(
-            expected.splitlines(keepends=True),
-            actual.splitlines(keepends=True),
-            "golden/polyglot.txt",
-            "actual",
-        )
-        raise AssertionError(
-            "chunk boundaries changed (UPDATE_GOLDEN=1 to accept):\n" + "".join(diff)
-        )
+    check_golden(GOLDEN, render(), "chunk boundaries")
 
 
 def test_golden_covers_every_fixture_language() -> None:

@@ -37,8 +37,9 @@ def reference(
     k: int,
     weights: Sequence[float],
 ) -> list[tuple[int, float]]:
-    """FTS5's bm25() with column weights, written out plainly."""
-    every = [fields for docs in corpus.values() for _, fields in docs]
+    """FTS5's bm25() with column weights, written out plainly; N and n_t count the scope."""
+    names = list(corpus) if scope is None else [r for r in scope if r in corpus]
+    every = [fields for repo in names for _, fields in corpus[repo]]
     n = len(every)
     idf = {}
     for t in set(query):
@@ -151,15 +152,16 @@ def test_search_matches_the_plain_formula(seed: int) -> None:
         assert [s for _, s in got] == pytest.approx([s for _, s in want], rel=1e-5)
 
 
-def test_documents_outside_the_scope_still_count_for_idf() -> None:
+def test_documents_outside_the_scope_do_not_count_for_idf() -> None:
     mine = [(1, [Counter(), Counter(), Counter(), Counter({"lock": 1, "x": 3})])]
     mine += [(i, [Counter(), Counter(), Counter(), Counter({"x": 2})]) for i in range(20, 25)]
     theirs = [(i, [Counter(), Counter(), Counter(), Counter({"lock": 2})]) for i in range(2, 9)]
-    alone = bm25.search({"a": segment(mine)}, None, hashes("lock"), 5)
+    alone = bm25.search({"a": segment(mine)}, None, hashes("lock", "x"), 5)
     shared = {"a": segment(mine), "b": segment(theirs)}
-    scoped = bm25.search(shared, ["a"], hashes("lock"), 5)
-    assert [rid for rid, _ in scoped] == [1]
-    assert scoped[0][1] < alone[0][1]  # "lock" is common across the index: worth less
+    scoped = bm25.search(shared, ["a"], hashes("lock", "x"), 5)
+    assert scoped == alone  # "lock" is rare in `a`, however common `b` makes it
+    everywhere = bm25.search(shared, None, hashes("lock", "x"), 20)
+    assert dict(everywhere)[1] < dict(alone)[1]  # unscoped, the whole index counts
 
 
 def test_a_term_in_most_documents_still_matches() -> None:

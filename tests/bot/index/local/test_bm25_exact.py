@@ -35,13 +35,15 @@ def straightforward(
     k: int,
     fields: Sequence[float] | None,
 ) -> list[tuple[int, float]]:
-    """The search as it was first written: every hit of every segment, then the top k."""
+    """The search as it was first written: every hit of every segment in scope, then the top
+    k; the statistics (documents, document frequencies) are the scope's alone."""
     hashes = np.unique(hashes)
     if k <= 0 or hashes.size == 0:
         return []
+    names = list(segments) if scope is None else [s for s in scope if s in segments]
+    segments = {n: segments[n] for n in names}  # what is out of scope does not count
     if fields is not None:
         segments = {n: s.restricted(tuple(fields)) for n, s in segments.items()}
-    names = list(segments) if scope is None else [s for s in scope if s in segments]
     located = {name: seg.locate(hashes) for name, seg in segments.items()}
     df = np.zeros(hashes.size, dtype=np.float64)
     for _, lengths in located.values():
@@ -129,3 +131,27 @@ def test_ties_at_the_kth_score_go_to_the_lower_rowid(engine: tuple[Engine, list[
     assert len({score for _, score in full}) < len(full)  # ties, as the twins promise
     for k in range(1, 60):
         assert bm25.search(found.chunks, None, hashes, k) == full[:k]
+
+
+def test_a_scoped_search_is_the_search_of_an_engine_holding_only_its_scope(
+    engine: tuple[Engine, list[str]],
+) -> None:
+    """What else the data directory holds changes no score of a scoped search (issue 26)."""
+    found, texts = engine
+    compared = 0
+    for words in queries(texts, 11):
+        hashes = query_hashes(words)
+        for scope in (["engine"], ["text", "retrieval"], ["copy", "engine"]):
+            alone = {name: found.chunks[name] for name in scope}
+            for fields in VIEWS:
+                want = bm25.search(alone, None, hashes, 150, fields)
+                assert bm25.search(found.chunks, scope, hashes, 150, fields) == want
+                compared += len(want)
+            files = {name: found.files[name] for name in scope}
+            assert bm25.ranked(found.files, scope, hashes, 50) == bm25.ranked(
+                files, None, hashes, 50
+            )
+            documents, df = bm25.frequencies(found.chunks, scope, hashes)
+            assert documents == sum(s.size for s in alone.values())
+            assert df.tolist() == bm25.frequencies(alone, None, hashes)[1].tolist()
+    assert compared > 500

@@ -238,19 +238,15 @@ def test_a_scoped_search_reads_no_other_repository_postings(
     engine = index._lexical._engine
     assert engine is not None
     beta = engine.chunks["beta"]
-    # Postings of beta replaced by arrays that fail if read: idf needs only terms and indptr.
+    # Every array of beta replaced by one that fails if read: a scoped search's statistics
+    # (documents, document frequencies) are its scope's alone, so nothing of beta is needed.
     poisoned = {
-        "docs": _Unreadable(),
-        "saturated": _Unreadable(),
-        "counts": _Unreadable(),
+        name: _Unreadable()
+        for name in ("ids", "terms", "indptr", "docs", "saturated", "counts", "norm")
     }
-    for name, value in poisoned.items():
-        object.__setattr__(beta, name, value)
-    for view in beta.views.values():
+    for segment in (beta, *beta.views.values(), engine.files["beta"]):
         for name, value in poisoned.items():
-            object.__setattr__(view, name, value)
-    object.__setattr__(engine.files["beta"], "docs", _Unreadable())
-    object.__setattr__(engine.files["beta"], "saturated", _Unreadable())
+            object.__setattr__(segment, name, value)
     assert answers(index, scope, RETRIEVER_FIELDS) == want
 
 

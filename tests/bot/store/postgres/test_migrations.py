@@ -125,7 +125,8 @@ def test_symbol_rows_of_schema_6_upgrade_in_place(
     database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Migration 7 adds how sites were written and each file's links beside rows already
-    there, which keep answering by name until the next ingest re-reads the files."""
+    there, migration 10 the names files bind without a definition; the rows keep answering
+    by name until the next ingest re-reads the files."""
     for version in [v for v in MIGRATIONS if v > 6]:
         monkeypatch.delitem(MIGRATIONS, version)
     assert migrate_database(database_url)[1] == 6
@@ -136,15 +137,40 @@ def test_symbol_rows_of_schema_6_upgrade_in_place(
             (b"\x00\x00\x00\x00\x01\x00\x00\x00", b"\x0b\x00\x00\x00"),  # line 5, a call
         )
     monkeypatch.undo()
-    assert migrate_database(database_url)[0] == [7]
-    _, statements = MIGRATIONS[7]
+    assert migrate_database(database_url)[0] == sorted(v for v in MIGRATIONS if v > 6)
     with psycopg.connect(database_url) as conn:
-        for statement in statements:  # rerunnable
-            conn.execute(statement.encode())
+        for version in (7, 10):  # the symbol table's
+            for statement in MIGRATIONS[version][1]:  # rerunnable
+                conn.execute(statement.encode())
     stores = open_store(Path(os.environ.get("TMPDIR", "/tmp")), database_url=database_url)
     try:
         [site] = stores.symbols.references("send", repos=None)
         assert (site.path, site.line, site.call, site.form) == ("a.py", 5, True, 0)
-        assert stores.symbols.file_facts("api", ["a.py"])["a.py"].links.imports == ()
+        facts = stores.symbols.file_facts("api", ["a.py"])["a.py"]
+        assert facts.links.imports == () and facts.aliases == ()
+        assert stores.symbols.aliases("send", repos=None) == []
+        stores.symbols.remove_repo("api")  # deletes through the new table too
+        assert stores.symbols.references("send", repos=None) == []
     finally:
         stores.close()
+
+
+def test_runs_of_schema_7_gain_what_they_left_out(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 8 counts what each run left out for secrets; runs logged before read 0."""
+    for version in [v for v in MIGRATIONS if v > 7]:
+        monkeypatch.delitem(MIGRATIONS, version)
+    assert migrate_database(database_url)[1] == 7
+    with psycopg.connect(database_url) as conn:
+        conn.execute(
+            "INSERT INTO runs (repo, started_at, seconds, trigger, commit_sha, files_added, "
+            "files_changed, files_removed, chunks_added, chunks_removed, embedded_inputs, "
+            "embedding_tokens, error, embedding_tokens_saved, state) "
+            "VALUES ('api', now(), 1, 'cli', 'abc', 0, 0, 0, 0, 0, 0, 0, '', 0, 'done')"
+        )
+    monkeypatch.undo()
+    assert 8 in migrate_database(database_url)[0]
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute("SELECT secret_files, key_blocks, redactions FROM runs").fetchone()
+    assert row == (0, 0, 0)

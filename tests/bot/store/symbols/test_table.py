@@ -479,3 +479,63 @@ def test_a_schema_3_file_is_upgraded_in_place_and_keeps_answering(tmp_path):
     again = SymbolStore(path)  # opening an upgraded file changes nothing
     assert again.commits() == {"api": "c1"}
     again.close()
+
+
+INDEX_JS = """\
+const other = require('./other')
+exports.stringify = other.stringify
+module.exports.Parser = require('./parser').Parser
+for (const m of METHODS) { app[m] = function () {} }
+"""
+
+
+def test_aliases_by_name_and_with_their_file(new_table):
+    table = new_table()
+    table.apply("js", [("index.js", "k", extract_text("index.js", INDEX_JS, "javascript"))])
+    [alias] = table.aliases("stringify", repos=None)
+    assert (alias.repo, alias.path, alias.kind, alias.target, alias.owner) == (
+        "js",
+        "index.js",
+        "alias",
+        "other.stringify",
+        "module.exports",
+    )
+    assert (alias.start_line, alias.end_line) == (2, 2)
+    [parser] = table.aliases("parser", repos=frozenset({"js"}))  # any case, when none exactly
+    assert (parser.name, parser.module, parser.target) == ("Parser", "./parser", "Parser")
+    [made] = table.aliases("*", repos=None)  # members made for names the file cannot list
+    assert (made.kind, made.target, made.owner, made.start_line) == (
+        "generated",
+        "METHODS",
+        "app",
+        4,
+    )
+    assert table.aliases("stringify", repos=frozenset({"other"})) == []
+    facts = table.file_facts("js", ["index.js"])["index.js"]
+    assert [a.name for a in facts.aliases] == ["stringify", "Parser", "*"]
+    table.apply("js", [], removed=["index.js"])
+    assert table.aliases("stringify", repos=None) == [] and table.aliases("*", repos=None) == []
+
+
+def test_a_schema_4_file_is_upgraded_and_drops_aliases_with_their_file(tmp_path):
+    """Version 5 adds the aliases table; the trigger removing a file's rows is replaced so
+    that it removes its aliases too."""
+    path = tmp_path / "symbols.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(_SCHEMA_3.replace("'3'", "'4'"))
+    old.execute("ALTER TABLE files ADD COLUMN forms BLOB NOT NULL DEFAULT x''")
+    old.execute("ALTER TABLE files ADD COLUMN links TEXT NOT NULL DEFAULT ''")
+    old.commit()
+    old.close()
+    store = SymbolStore(path)
+    try:
+        assert [d.symbol for d in store.definitions("run", repos=None)] == ["run"]  # kept
+        store.apply("js", [("index.js", "k", extract_text("index.js", INDEX_JS, "javascript"))])
+        assert len(store.aliases("*", repos=None)) == 1
+        store.remove_repo("js")
+        assert store.aliases("*", repos=None) == []
+    finally:
+        store.close()
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT COUNT(*) FROM aliases").fetchone() == (0,)
+    db.close()

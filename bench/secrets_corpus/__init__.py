@@ -1,0 +1,1 @@
+"""The index-level secrets corpus: formats, generator, contexts and harvested look-alikes."""

@@ -1,0 +1,366 @@
+"""Record a repository's history beside its index: commits, tags, and who changed each line.
+
+Each ingest brings the recorded history up to the indexed commit:
+  - first time (or new horizon settings): the newest `commits` commits (and/or those of
+    the last `days` days) are read, line states computed from nothing (lines older
+    than the oldest recorded commit are "older than the recorded history");
+  - the recorded head is an ancestor of the new one: only the commits between are read,
+    the line states of the files they touch are loaded, carried forward and written back;
+  - it is not (a force-push rewrote history): everything is recorded afresh.
+A blobless clone fetches the blobs those diffs read first, in `fetch_blobs`' bounded
+batches, so git never fetches on its own. Messages and diff excerpts are scrubbed of
+secrets like code. The history is written in one transaction after the index: a failure
+leaves the previous history (and the index) as they were, and the next ingest retries.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from bot.errors import BotError
+from bot.ingest.clone import fetch_blobs, transport_args
+from bot.ingest.git import Git
+from bot.ingest.github_prs import enrich_quietly
+from bot.ingest.history_lines import Files, LineTracker
+from bot.ingest.history_log import (
+    RawCommit,
+    add_merge_diffs,
+    blob_ids,
+    new_lines,
+    read_commits,
+    shallow_commits,
+)
+from bot.ingest.hosting import RemoteURL
+from bot.ingest.secrets import scrub
+from bot.store.base import HistoryRecords, SymbolTable
+from bot.store.history_records import (
+    CommitRecord,
+    FileLines,
+    HistoryHead,
+    HistoryUpdate,
+    TagRecord,
+)
+
+log = logging.getLogger(__name__)
+
+DEFAULT_COMMITS = 1000  # sympy: about ten months; what it costs: bench/history.py
+DEFAULT_DAYS = 0  # no limit by age unless set
+SYMBOLS_PER_DEFINITION = 3  # commits a definition's lines name as having changed them
+BODY_CHARS = 4000
+_MERGE_PR = re.compile(r"^Merge pull request #(\d+)\b")
+_SQUASH_PR = re.compile(r"\(#(\d+)\)\s*$")
+_GITLAB_MR = re.compile(r"See merge request [\w./-]*!(\d+)")
+_REF = re.compile(r"(?<![\w&/#])(?:#|gh-|GH-)(\d{1,7})\b")
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryOptions:
+    enabled: bool = True
+    commits: int | None = None  # None: DEFAULT_COMMITS; 0: no limit
+    days: int | None = None  # None: DEFAULT_DAYS; 0: no limit
+    # Pull-request titles from GitHub (`bot.ingest.github_prs`) when a token is given.
+    github_token: str = field(default="", repr=False)
+    github_api_url: str = "https://api.github.com"
+
+    @property
+    def max_commits(self) -> int:
+        return DEFAULT_COMMITS if self.commits is None else self.commits
+
+    @property
+    def max_days(self) -> int:
+        return DEFAULT_DAYS if self.days is None else self.days
+
+    @property
+    def horizon(self) -> str:
+        return f"commits={self.max_commits};days={self.max_days}"
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryReport:
+    commits_added: int = 0
+    commits: int = 0  # recorded in all
+    rebuilt: bool = False  # everything was recorded afresh
+    rewritten: bool = False  # because the recorded head is no longer an ancestor
+    seconds: float = 0.0
+    failed: str = ""  # why the history could not be brought up to date ("" when it was)
+
+
+@dataclass(frozen=True, slots=True)
+class GitAccess:
+    """What history needs of a git source: its runner and, for a clone, the remote."""
+
+    git: Git
+    remote: RemoteURL | None
+    web_url: str = ""  # https address of the repository's host page, "" when unknown
+    lacking: frozenset[str] = frozenset()  # blobs the remote already refused (not asked again)
+
+
+class HistorySync:
+    def __init__(
+        self, store: HistoryRecords, repo: str, symbols: SymbolTable | None = None
+    ) -> None:
+        self._store = store
+        self._repo = repo
+        self._symbols = symbols
+
+    def run(self, access: GitAccess, head: str, options: HistoryOptions) -> HistoryReport:
+        started = time.monotonic()
+        recorded = self._store.head(self._repo)
+        if not options.enabled:
+            if recorded is not None:
+                self._store.remove_repo(self._repo)
+            return HistoryReport()
+        if recorded is not None and recorded.head == head and recorded.horizon == options.horizon:
+            return HistoryReport(commits=recorded.commits)
+        incremental = (
+            recorded is not None
+            and recorded.horizon == options.horizon
+            and _is_ancestor(access.git, recorded.head, head)
+        )
+        rewritten = recorded is not None and recorded.horizon == options.horizon and not incremental
+        if rewritten:
+            log.info("%s: the recorded history was rewritten; recording it afresh", self._repo)
+        assert recorded is not None or not incremental
+        revisions = [f"{recorded.head}..{head}"] if incremental and recorded else [head]
+        limit = options.max_commits
+        days = 0 if incremental else options.max_days
+        if access.remote is not None:
+            _fetch_diff_blobs(access, revisions, limit, days)
+        commits = read_commits(access.git, revisions, max_count=limit, since_days=days)
+        add_merge_diffs(access.git, commits)
+        base_seq = self._store.last_seq(self._repo) if incremental else 0
+        seqs = {c.sha: base_seq + i for i, c in enumerate(commits, start=1)}
+        start: dict[str, Files] = {}
+        touched = _touched_paths(commits)
+        if incremental and recorded is not None:
+            loaded = self._store.file_lines(self._repo, touched)
+            start[recorded.head] = {p: f.lines() for p, f in loaded.items()}
+        tracker = LineTracker(seqs, start)
+        tracker.expect(commits)
+        boundary = shallow_commits(access.git)
+        for commit in commits:
+            tracker.add(commit, boundary=commit.sha in boundary)
+        head_files = tracker.files(head) if commits else {}
+        files = [FileLines.of(p, lines) for p, lines in sorted(head_files.items())]
+        removed = [] if not incremental else sorted(set(touched) - set(head_files))
+        tags = list_tags(access)
+        records = [_record(c, seqs[c.sha], tags) for c in commits]
+        total = (recorded.commits if incremental and recorded else 0) + len(records)
+        oldest = min((c.committed for c in commits), default=0)
+        if incremental and recorded is not None:
+            oldest = recorded.oldest
+        complete = bool(commits) and not commits[0].parents and not boundary
+        if incremental and recorded is not None:
+            complete = recorded.complete
+        update = HistoryUpdate(
+            head=HistoryHead(self._repo, head, options.horizon, oldest, complete, total),
+            commits=records,
+            files=files,
+            removed_paths=removed,
+            tags=_tag_records(access.git, tags),
+            symbols=self._symbols_of(files, records),
+            replace=not incremental,
+        )
+        self._store.apply(update)
+        if options.github_token and access.web_url:
+            # every recorded number not cached yet: one refused or rate-limited before too
+            numbers = [c.pr for c in self._store.commits(self._repo) if c.pr]
+            enrich_quietly(
+                self._store, self._repo, access.web_url, numbers,
+                options.github_token, options.github_api_url,
+            )  # fmt: skip
+        return HistoryReport(
+            commits_added=len(records),
+            commits=total,
+            rebuilt=not incremental,
+            rewritten=rewritten,
+            seconds=time.monotonic() - started,
+        )
+
+    def _symbols_of(
+        self, files: Sequence[FileLines], records: Sequence[CommitRecord]
+    ) -> dict[str, tuple[str, ...]]:
+        """Per new commit, the definitions whose current lines it changed (the symbol table
+        knows where each definition is at the indexed commit)."""
+        if self._symbols is None or not files or not records:
+            return {}
+        by_seq = {r.seq: r for r in records}
+        parents = {r.seq: len(r.parents) for r in records if r.is_merge}
+        committed = {r.seq: r.committed for r in records}
+        facts = self._symbols.file_facts(self._repo, [f.path for f in files])
+        found: dict[str, list[str]] = {}
+        for f in files:
+            fact = facts.get(f.path)
+            for definition in fact.definitions if fact is not None else ():
+                seqs = f.touching(definition.start_line, definition.end_line, parents, committed)
+                for seq in seqs[:SYMBOLS_PER_DEFINITION]:
+                    record = by_seq.get(seq)
+                    if record is not None:
+                        where = f"{f.path}::{definition.symbol}"
+                        found.setdefault(record.sha, []).append(where)
+        return {sha: tuple(dict.fromkeys(names))[:50] for sha, names in found.items()}
+
+
+def record_history(
+    store: HistoryRecords | None,
+    symbols: SymbolTable | None,
+    source: object,
+    repo: str,
+    options: HistoryOptions,
+) -> HistoryReport | None:
+    """Bring `repo`'s history up to `source`'s commit; None for a source without history
+    (a plain directory) or without a store. A failure is logged and reported, never
+    raised: the index is already in, and the next ingest tries again."""
+    from bot.ingest.git_source import GitSource
+
+    if store is None or not isinstance(source, GitSource) or not source.checkout.commit:
+        return None
+    access = GitAccess(source.git, source.remote, source.checkout.web_url, source.lacking)
+    try:
+        return HistorySync(store, repo, symbols).run(access, source.checkout.commit, options)
+    except BotError as exc:
+        reason = exc.detail or exc.user_message
+        log.warning("history of %s not recorded: %s", repo, reason)
+        return HistoryReport(failed=exc.user_message)
+
+
+def history_current(
+    store: HistoryRecords | None, repo: str, commit: str, options: HistoryOptions
+) -> bool:
+    """Whether the recorded history already matches `commit` and `options`."""
+    if store is None:
+        return True
+    try:
+        head = store.head(repo)
+    except BotError:
+        return False
+    if not options.enabled:
+        return head is None
+    return head is not None and head.head == commit and head.horizon == options.horizon
+
+
+def _is_ancestor(git: Git, old: str, new: str) -> bool:
+    """`old` is reachable from `new` (False too when `old` is no longer in the repository)."""
+    return git.try_text("merge-base", "--is-ancestor", old, new) is not None
+
+
+def _touched_paths(commits: Iterable[RawCommit]) -> list[str]:
+    paths: set[str] = set()
+    for commit in commits:
+        for diffs in (commit.diffs, *commit.other_diffs.values()):
+            for d in diffs:
+                paths.update(p for p in (d.old_path, d.new_path) if p)
+    return sorted(paths)
+
+
+def _fetch_diff_blobs(access: GitAccess, revisions: Sequence[str], limit: int, days: int) -> None:
+    """A blobless clone fetches every blob the diffs will read, before git reads them."""
+    assert access.remote is not None
+    wanted = sorted(blob_ids(access.git, revisions, max_count=limit, since_days=days))
+    # What the clone holds, listed without touching the promisor remote (asking about one
+    # missing object, cat-file and rev-list both try to fetch it, or die)
+    listing = access.git.run(
+        "cat-file", "--batch-all-objects", "--unordered", "--batch-check=%(objectname)"
+    )
+    present = set(listing.decode("ascii", "replace").split())
+    missing = [oid for oid in wanted if oid not in present and oid not in access.lacking]
+    if missing:
+        log.info("fetching %d blobs for the history diffs", len(missing))
+        fetch_blobs(access.git, missing, access.remote)
+
+
+def _record(commit: RawCommit, seq: int, tags: dict[str, list[str]]) -> CommitRecord:
+    subject = scrub(commit.subject, "").text
+    body = scrub(commit.body[:BODY_CHARS], "").text
+    message = f"{subject}\n{body}"
+    prs = _pull_requests(subject, body)
+    refs = tuple(dict.fromkeys(int(n) for n in _REF.findall(message) if int(n) not in prs))[:20]
+    spans = new_lines(commit.diffs)
+    ranges = ";".join(
+        f"{path}:{','.join(f'{a}-{b}' for a, b in pairs[:20])}" for path, pairs in spans.items()
+    )
+    paths = tuple(dict.fromkeys(d.new_path or d.old_path for d in commit.diffs))
+    excerpt = "" if len(commit.parents) > 1 else scrub(commit.excerpt, "").text
+    return CommitRecord(
+        seq=seq,
+        sha=commit.sha,
+        parents=commit.parents,
+        author=commit.author,
+        email=commit.email,
+        authored=commit.authored,
+        committed=commit.committed,
+        subject=subject,
+        body=body,
+        tags=tuple(tags.get(commit.sha, ())),
+        prs=prs,
+        refs=refs,
+        paths=paths[:500],
+        ranges=ranges[:20_000],
+        excerpt=excerpt,
+    )
+
+
+def _pull_requests(subject: str, body: str) -> tuple[int, ...]:
+    for pattern, text in ((_MERGE_PR, subject), (_SQUASH_PR, subject), (_GITLAB_MR, body)):
+        match = pattern.search(text)
+        if match:
+            return (int(match.group(1)),)
+    return ()
+
+
+def list_tags(access: GitAccess) -> dict[str, list[str]]:
+    """Commit sha -> the tags pointing at it (a clone asks its remote: it has no tags)."""
+    if access.remote is None:
+        out = access.git.text(
+            "for-each-ref", "refs/tags", "--format=%(refname:strip=2) %(objectname) %(*objectname)"
+        )
+        rows = [line.split() for line in out.splitlines()]
+        pairs = [(r[0], r[2] if len(r) > 2 else r[1]) for r in rows if len(r) >= 2]
+    else:
+        listing = access.git.text(
+            "ls-remote", *transport_args(access.remote.url), "--tags", "origin", transfer=True
+        )
+        peeled: dict[str, str] = {}
+        for line in listing.splitlines():
+            sha, _, ref = line.partition("\t")
+            name = ref.removeprefix("refs/tags/")
+            if name.endswith("^{}"):
+                peeled[name[:-3]] = sha
+            else:
+                peeled.setdefault(name, sha)
+        pairs = list(peeled.items())
+    found: dict[str, list[str]] = {}
+    for name, sha in pairs:
+        found.setdefault(sha, []).append(name)
+    return found
+
+
+def _tag_records(git: Git, tags: dict[str, list[str]]) -> list[TagRecord]:
+    """Tags whose commit the repository has, with that commit's time."""
+    shas = list(tags)
+    times: dict[str, int] = {}
+    check = "--batch-check=%(objectname) %(objecttype)"
+    if shas:
+        out = git.run("cat-file", check, input="".join(f"{s}\n" for s in shas).encode())
+        present = [
+            parts[0]
+            for parts in (line.split() for line in out.decode("ascii", "replace").splitlines())
+            if len(parts) == 2 and parts[1] == "commit"
+        ]
+        for i in range(0, len(present), 500):
+            listing = git.text(
+                "log", "--no-walk=unsorted", "--format=%H %ct", *present[i : i + 500]
+            )
+            for line in listing.splitlines():
+                sha, _, ct = line.partition(" ")
+                times[sha] = int(ct) if ct.isdigit() else 0
+    return [
+        TagRecord(name, sha, times[sha])
+        for sha, names in tags.items()
+        if sha in times
+        for name in names
+    ]

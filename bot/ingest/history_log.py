@@ -1,0 +1,303 @@
+"""Commits and their line changes, read from `git log -p -U0` and `git diff-tree`.
+
+One `git log` lists the commits of a range, parents before children, each with its
+diff against its first parent (a merge's too: `--diff-merges=first-parent`), zero
+lines of context, renames detected. A merge's diffs against its other parents are
+read afterwards, one `diff-tree` per merge limited to the files its first-parent diff
+names (nothing else can differ from the first parent). Only hunk positions are kept,
+plus the first changed lines of each commit as an excerpt; texts are scrubbed later.
+Every option that a user's or repository's config could change is given explicitly.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from bot.ingest.git import Git
+
+Hunk = tuple[int, int, int, int]  # old start, old count, new start, new count (git's @@)
+
+EXCERPT_LINES = 24
+EXCERPT_WIDTH = 160
+MERGE_THREADS = 3  # diff-trees of merges at once (git.py caps all git processes at 4)
+MERGES_PER_CALL = 200  # merges one diff-tree compares with their other parents
+
+_DIFF_OPTIONS = (
+    "-p", "-U0", "-M", "--no-color", "--no-ext-diff", "--no-textconv",
+    "--src-prefix=a/", "--dst-prefix=b/", "--no-relative",
+)  # fmt: skip
+_CONFIG = ("-c", "core.quotePath=false", "-c", "diff.noprefix=false", "-c", "log.showRoot=true")
+_FORMAT = "--format=%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%at%x1f%ct%x1f%s%x1f%b%x1d"
+_OBJECT_ID = re.compile(rb"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+_HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+@dataclass(slots=True)
+class FileDiff:
+    old_path: str  # "" for an added file
+    new_path: str  # "" for a deleted file
+    hunks: list[Hunk] = field(default_factory=list)
+    binary: bool = False
+
+
+@dataclass(slots=True)
+class RawCommit:
+    sha: str
+    parents: tuple[str, ...]
+    author: str
+    email: str
+    authored: int
+    committed: int
+    subject: str
+    body: str
+    diffs: list[FileDiff] = field(default_factory=list)  # against the first parent
+    excerpt: str = ""
+    other_diffs: dict[int, list[FileDiff]] = field(default_factory=dict)  # parent index ->
+
+
+def read_commits(
+    git: Git, revisions: Sequence[str], *, max_count: int = 0, since_days: int = 0
+) -> list[RawCommit]:
+    """The commits of `revisions` (e.g. ["HEAD"] or ["old..new"]), parents first."""
+    args = ["log", "--topo-order", "--reverse", "--diff-merges=first-parent", "--no-show-signature"]
+    if max_count:
+        args.append(f"--max-count={max_count}")
+    if since_days:
+        args.append(f"--since={since_days}.days.ago")
+    out = git.run(*_CONFIG, *args, *_DIFF_OPTIONS, _FORMAT, *revisions, "--")
+    return list(parse_log(out))
+
+
+def add_merge_diffs(git: Git, commits: Sequence[RawCommit]) -> None:
+    """Fill each merge's diffs against its other parents, for the files that differ from
+    its first parent (nothing else can matter). A raw comparison first (trees only, no
+    blob is read) finds the files that differ from that parent too; only those are diffed.
+    Both are one `diff-tree --stdin` per batch of merges."""
+    work = [(c, i) for c in commits for i in range(1, len(c.parents)) if c.diffs]
+    batches = [work[i : i + MERGES_PER_CALL] for i in range(0, len(work), MERGES_PER_CALL)]
+
+    def diff(batch: list[tuple[RawCommit, int]]) -> list[list[FileDiff]]:
+        wanted = [{p for d in c.diffs for p in (d.old_path, d.new_path) if p} for c, _ in batch]
+        differ = _differing(git, batch, set().union(*wanted))
+        paths = set().union(*(w & d for w, d in zip(wanted, differ, strict=True)))
+        if not paths:
+            return [[] for _ in batch]
+        out = _diff_tree(git, batch, paths, _DIFF_OPTIONS)
+        return [parse_patch(block)[0] for block in _blocks(out.split(b"\n"))]
+
+    with ThreadPoolExecutor(MERGE_THREADS, thread_name_prefix="history-merge") as pool:
+        for batch, found in zip(batches, pool.map(diff, batches), strict=True):
+            for (commit, index), diffs in zip(batch, found, strict=False):
+                commit.other_diffs[index] = diffs
+
+
+def _diff_tree(
+    git: Git, batch: Sequence[tuple[RawCommit, int]], paths: Iterable[str], options: Sequence[str]
+) -> bytes:
+    request = "".join(f"{c.sha} {c.parents[i]}\n" for c, i in batch).encode("ascii")
+    return git.run(
+        *_CONFIG, "diff-tree", "--stdin", "--always", "-r", *options,
+        "--", *(f":(literal){p}" for p in sorted(paths)), input=request,
+    )  # fmt: skip
+
+
+def _differing(git: Git, batch: Sequence[tuple[RawCommit, int]], paths: set[str]) -> list[set[str]]:
+    """Per merge of `batch`, the files among `paths` that differ from that parent."""
+    out = _diff_tree(git, batch, paths, ("--raw", "--no-renames", "--no-abbrev"))
+    found: list[set[str]] = []
+    for block in _blocks(out.split(b"\n")):
+        names = set()
+        for line in block:
+            if line.startswith(b":") and b"\t" in line:
+                names.add(_path(line.split(b"\t", 1)[1]) or "")
+        found.append(names)
+    return found + [set() for _ in range(len(batch) - len(found))]
+
+
+def _blocks(lines: Sequence[bytes]) -> list[list[bytes]]:
+    """`diff-tree --stdin` output cut at each commit line (a bare object id)."""
+    blocks: list[list[bytes]] = []
+    for line in lines:
+        if _OBJECT_ID.match(line):
+            blocks.append([])
+        elif blocks:
+            blocks[-1].append(line)
+    return blocks
+
+
+def blob_ids(
+    git: Git, revisions: Sequence[str], *, max_count: int = 0, since_days: int = 0
+) -> set[str]:
+    """Every blob the diffs of these commits read, against every parent (for blobless
+    clones, which fetch them first): a raw listing reads no blob."""
+    args = ["log", "--topo-order", "-m", "--raw", "--no-renames", "--no-abbrev", "--format=%x1e"]
+    if max_count:
+        args.append(f"--max-count={max_count}")
+    if since_days:
+        args.append(f"--since={since_days}.days.ago")
+    out = git.run(*_CONFIG, *args, *revisions, "--")
+    found: set[str] = set()
+    for line in out.split(b"\n"):
+        if line.startswith(b":"):
+            fields = line.split(b"\t", 1)[0].split()
+            for oid in fields[2:4]:
+                if oid.strip(b"0"):
+                    found.add(oid.decode("ascii"))
+    return found
+
+
+def parse_log(out: bytes) -> Iterator[RawCommit]:
+    for record in out.split(b"\x1e")[1:]:
+        header, _, patch = record.partition(b"\x1d")
+        fields = header.decode("utf-8", "replace").split("\x1f")
+        if len(fields) < 8:
+            continue
+        sha, parents, author, email, at, ct, subject, body = fields[:8]
+        diffs, excerpt = parse_patch(patch.split(b"\n"))
+        yield RawCommit(
+            sha=sha.strip(),
+            parents=tuple(parents.split()),
+            author=author,
+            email=email,
+            authored=_int(at),
+            committed=_int(ct),
+            subject=subject.strip(),
+            body=body.strip(),
+            diffs=diffs,
+            excerpt=excerpt,
+        )
+
+
+def parse_patch(lines: Sequence[bytes]) -> tuple[list[FileDiff], str]:
+    """File diffs of a `-p -U0` patch, and its first changed lines as an excerpt."""
+    diffs: list[FileDiff] = []
+    excerpt: list[str] = []
+    current: FileDiff | None = None
+    i, n = 0, len(lines)
+    while i < n:
+        line = lines[i]
+        i += 1
+        if line.startswith(b"diff --git "):
+            current = FileDiff(*_header_paths(line[len(b"diff --git ") :]))
+            diffs.append(current)
+        elif current is None:
+            continue
+        elif line.startswith(b"@@ "):
+            match = _HUNK.match(line)
+            if match is None:
+                continue
+            a, b, c, d = (int(g) if g is not None else 1 for g in match.groups())
+            current.hunks.append((a, b, c, d))
+            body = lines[i : i + b + d]
+            i += b + d
+            while i < n and lines[i].startswith(b"\\"):
+                i += 1  # "\ No newline at end of file"
+            if len(excerpt) < EXCERPT_LINES:
+                if not excerpt or excerpt[-1] != f"{current.new_path or current.old_path}:":
+                    excerpt.append(f"{current.new_path or current.old_path}:")
+                for raw in body[: EXCERPT_LINES - len(excerpt)]:
+                    excerpt.append(raw[:EXCERPT_WIDTH].decode("utf-8", "replace"))
+        else:
+            _header_line(current, line)
+    return diffs, "\n".join(excerpt)
+
+
+def _header_line(current: FileDiff, line: bytes) -> None:
+    if line.startswith(b"--- "):
+        path = _path(line[4:])
+        current.old_path = "" if path is None else path.removeprefix("a/")
+    elif line.startswith(b"+++ "):
+        path = _path(line[4:])
+        current.new_path = "" if path is None else path.removeprefix("b/")
+    elif line.startswith(b"rename from "):
+        current.old_path = _path(line[len(b"rename from ") :]) or current.old_path
+    elif line.startswith(b"rename to "):
+        current.new_path = _path(line[len(b"rename to ") :]) or current.new_path
+    elif line.startswith(b"new file mode"):
+        current.old_path = ""
+    elif line.startswith(b"deleted file mode"):
+        current.new_path = ""
+    elif line.startswith(b"Binary files "):
+        current.binary = True
+
+
+def _header_paths(rest: bytes) -> tuple[str, str]:
+    """Both paths of `a/P b/P` (the same path; others come from the lines that follow)."""
+    if rest.startswith(b'"'):
+        return "", ""  # quoted: the ---/+++ or rename lines name it
+    size = (len(rest) - 5) // 2
+    if (
+        size > 0
+        and rest[: 2 + size] == b"a/" + rest[2 : 2 + size]
+        and rest[2 + size :] == b" b/" + rest[2 : 2 + size]
+    ):
+        path = rest[2 : 2 + size].decode("utf-8", "surrogateescape")
+        return path, path
+    return "", ""
+
+
+def _path(raw: bytes) -> str | None:
+    """A path as git prints it (C-quoted when it must be); None for /dev/null."""
+    text = raw.rstrip(b"\r")
+    if text == b"/dev/null":
+        return None
+    if not (text.startswith(b'"') and text.endswith(b'"') and len(text) >= 2):
+        return text.split(b"\t", 1)[0].decode("utf-8", "surrogateescape")
+    return unquote(text[1:-1].decode("latin-1"))
+
+
+def unquote(body: str) -> str:
+    """Undo git's C-style quoting (octal escapes are bytes of UTF-8)."""
+    out = bytearray()
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\" or i + 1 >= len(body):
+            out += ch.encode("latin-1")
+            i += 1
+            continue
+        nxt = body[i + 1]
+        if nxt in _ESCAPES:
+            out.append(_ESCAPES[nxt])
+            i += 2
+        elif body[i + 1 : i + 4].isdigit():
+            out.append(int(body[i + 1 : i + 4], 8) & 0xFF)
+            i += 4
+        else:
+            out += nxt.encode("latin-1")
+            i += 2
+    return out.decode("utf-8", "surrogateescape")
+
+
+def shallow_commits(git: Git) -> set[str]:
+    """Commits whose parents a shallow clone lacks (their diffs would add every file)."""
+    path = git.try_text("rev-parse", "--git-path", "shallow")
+    if not path:
+        return set()
+    try:
+        text = (git.cwd / path).read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return set()
+    return {line.strip() for line in text.splitlines() if line.strip()}
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        return 0
+
+
+def new_lines(diffs: Iterable[FileDiff]) -> dict[str, list[tuple[int, int]]]:
+    """The line ranges each diff added, in the new file's numbering (for the record)."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for d in diffs:
+        if d.new_path:
+            spans = [(c, c + n - 1) for _, _, c, n in d.hunks if n > 0]
+            if spans:
+                out[d.new_path] = spans
+    return out

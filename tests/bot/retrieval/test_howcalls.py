@@ -1,0 +1,68 @@
+"""Calls read from a definition's lines, and the one definition each reaches."""
+
+from __future__ import annotations
+
+from bot.retrieval.howcalls import CallSite, calls_in, go_receiver, resolve
+from bot.retrieval.howpath import asks_how
+from bot.retrieval.preamble import without_preamble
+from bot.retrieval.symbol_questions import detect_symbol_question
+from bot.symbols.model import SymbolDef
+
+
+def _def(path: str, symbol: str, kind: str = "function") -> SymbolDef:
+    return SymbolDef("r", path, symbol.rsplit(".", 1)[-1], symbol, kind, 1, 5)
+
+
+def test_calls_leave_out_comments_strings_and_the_definitions_own_head() -> None:
+    text = '''def run(self, cart):
+    """Call `send()` to deliver; see charge(x)."""
+    # retry(later) is not a call either
+    amount = total_of(cart)  # nor is fmt(this)
+    label = "charge(now)"
+    return self.gateway.charge(card, amount) if ok(amount) else None'''
+    calls = calls_in(text, 10, "python")
+    assert [(c.receiver, c.name, c.line) for c in calls] == [
+        ("", "total_of", 13),
+        ("gateway", "charge", 15),
+        ("", "ok", 15),
+    ]
+
+
+def test_go_receivers_and_js_private_methods() -> None:
+    go = "func (mx *Mux) routeHTTP(w http.ResponseWriter) {\n\tmx.tree.FindRoute(rctx)\n}"
+    assert go_receiver(go) == ("mx", "Mux")
+    assert [(c.receiver, c.name) for c in calls_in(go, 1, "go")] == [("tree", "FindRoute")]
+    js = "async create() {\n  return ky.#retry(() => ky.#fetch());\n}"
+    assert [c.name for c in calls_in(js, 1, "typescript")] == ["#retry", "#fetch"]
+
+
+def test_resolution_follows_the_way_the_call_is_written() -> None:
+    caller = _def("pkg/mux.go", "Mux.routeHTTP", "method")
+    own = _def("pkg/mux.go", "Mux.handle", "method")
+    other = _def("pkg/other.go", "Other.handle", "method")
+    # the receiver variable of a Go method: the same type's method
+    assert resolve(CallSite("handle", "mx", 3), caller, "mx", [own, other]) == own
+    # a receiver named like a class: that class's method
+    router = _def("pkg/router.go", "Router.match", "method")
+    route = _def("pkg/route.go", "Route.match", "method")
+    assert resolve(CallSite("match", "router", 3), caller, "", [router, route]) == router
+    # a call on some other object with several candidates: left out, never guessed
+    assert resolve(CallSite("match", "x", 3), caller, "", [router, route]) is None
+    # a bare call: the file's own function first, then the directory's
+    here = _def("pkg/mux.go", "split")
+    there = _def("pkg/util.go", "split")
+    assert resolve(CallSite("split", "", 3), caller, "", [there, here]) == here
+    assert resolve(CallSite("split", "", 3), caller, "", [there]) == there
+    # tests and examples are never a step
+    assert resolve(CallSite("split", "", 3), caller, "", [_def("tests/test_x.py", "split")]) is None
+
+
+def test_preambles_do_not_change_what_a_question_is() -> None:
+    plain = detect_symbol_question("what are the main parts of this project?")
+    for opening in ("I'm new here: ", "quick question - ", "Hi team, sorry if this is obvious, "):
+        assert without_preamble(opening + "where is X?") == "where is X?"
+        assert detect_symbol_question(opening + "what are the main parts of this project?") == plain
+    assert detect_symbol_question("I'm new here: who calls `send`?").kind == "callers"  # type: ignore[union-attr]
+    assert asks_how("Newbie here. How does the router pick a handler?")
+    assert not asks_how("where is the router defined?")
+    assert without_preamble("hi") == "hi"  # nothing would be left: unchanged

@@ -1,0 +1,134 @@
+"""The image CI built (issue 27, item 2), run as an operator runs it: `codecite --help`, an
+index of a mounted repository and an answer from it, a mount the container's user cannot read,
+and `serve` answering a signed Slack event through the fake Slack, with /healthz and /readyz.
+See tests/support/containers.py for where these run and why they are skipped elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.servers.slack_fake import FakeSlack
+from tests.support.containers import (
+    docker,
+    free_port,
+    get,
+    image_under_test,
+    readable_copy,
+    run,
+    volume,
+    wait_until,
+)
+from tests.support.deployment import slack_env
+from tests.support.gitrepo import GitRepo
+from tests.support.slack_driver import CHANNEL, Driver, replies_in
+
+CART_PY = '''"""The shopping cart."""
+
+
+def cart_total(prices, discount):
+    """The sum of the prices, less the discount."""
+    return sum(prices) - discount
+'''
+QUESTION = "where is cart_total defined?"
+
+
+@pytest.fixture(scope="module")
+def image() -> str:
+    return image_under_test()
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> GitRepo:
+    """A real repository on the host, owned by the host's user (not the container's)."""
+    repo = GitRepo(tmp_path / "shop")
+    repo.write("shop/cart.py", CART_PY)
+    repo.commit("cart")
+    readable_copy(tmp_path)
+    return repo
+
+
+@pytest.fixture
+def indexed(image: str, shop: GitRepo) -> Iterator[str]:
+    """A data volume holding the index of `shop`, made by `codecite index` in the image."""
+    with volume() as data:
+        done = run(
+            image,
+            "codecite",
+            "index",
+            "/src",
+            "--name",
+            "shop",
+            mounts=[f"{shop.path}:/src:ro", f"{data}:/data"],
+        )
+        assert done.returncode == 0, done.stderr
+        assert f"main@{shop.head()[:12]}" in done.stdout
+        yield data
+
+
+def test_the_image_runs_codecite_as_an_unprivileged_user(image: str) -> None:
+    done = run(image, "codecite", "--help")
+    assert done.returncode == 0 and "usage: codecite" in done.stdout, done.stderr
+    [config] = json.loads(docker("image", "inspect", image).stdout)
+    assert config["Config"]["User"] == "codecite"
+    assert run(image, "id", "-u").stdout.strip() == "10001"
+
+
+def test_an_index_of_a_mounted_repository_answers_with_its_lines(image: str, indexed: str) -> None:
+    done = run(image, "codecite", "ask", QUESTION, mounts=[f"{indexed}:/data"])
+    assert done.returncode == 0, done.stderr
+    assert "shop/cart.py:L4-L6" in done.stdout, done.stdout
+
+
+def test_a_mount_the_container_user_cannot_read_is_one_line(image: str, shop: GitRepo) -> None:
+    shop.path.chmod(0o700)  # the host's user keeps it to themselves
+    with volume() as data:
+        done = run(
+            image, "codecite", "index", "/src", mounts=[f"{shop.path}:/src:ro", f"{data}:/data"]
+        )
+        logged = run(image, "sh", "-c", "cat /data/*.log 2>/dev/null", mounts=[f"{data}:/data"])
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        "error: /src cannot be read by the user codecite runs as (uid 10001); "
+        "make it readable to that user, or run codecite as its owner."
+    ]
+    assert "Traceback" not in logged.stdout and "incident" not in logged.stdout
+
+
+def test_serve_answers_a_signed_slack_event_and_reports_health(image: str, indexed: str) -> None:
+    port = free_port()
+    with FakeSlack() as slack:
+        slack.add_conversation(CHANNEL, "public")
+        env = {**slack_env(slack), "PORT": str(port)}
+        flags = [f"--env={k}={v}" for k, v in env.items()]
+        started = docker(
+            "run",
+            "--detach",
+            "--init",
+            "--network=host",
+            f"--volume={indexed}:/data",
+            *flags,
+            image,
+            "codecite",
+            "serve",
+            "--slack",
+            "--no-schedule",
+        )
+        container = started.stdout.strip()
+        try:
+            base = f"http://127.0.0.1:{port}"
+            wait_until(lambda: get(f"{base}/readyz")[0] == 200, "/readyz")
+            assert get(f"{base}/healthz") == (200, "ok")
+            asked = Driver(slack, f"{base}/slack/events").say(QUESTION)
+            [reply] = slack.wait_for(lambda: replies_in(slack, CHANNEL, asked["ts"]) or None, 60)
+            assert "shop/cart.py:L4-L6" in json.dumps(reply)
+        finally:
+            stopped = docker("stop", "--time", "30", container, check=False)
+            logs = docker("logs", container, check=False)
+            docker("rm", "--force", container, check=False)
+    assert stopped.returncode == 0, stopped.stderr
+    assert "Traceback" not in logs.stdout + logs.stderr
