@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.answer.citations import Permalink, to_citation
+from bot.answer.citations import Cites, Permalink
 from bot.answer.diagram import diagram_of, mermaid, png
 from bot.models import Attachment, Citation, line_label
 from bot.retrieval.architecture import Architecture, Edge, Entry, Part
@@ -19,27 +19,16 @@ from bot.retrieval.retriever import Source
 MAX_USES = 3  # parts named as what one part depends on
 
 
-class _Cites:
-    def __init__(self, permalink: Permalink) -> None:
-        self._permalink = permalink
-        self.found: dict[str, Citation] = {}
-
-    def at(self, repo: str, path: str, start: int, end: int, symbol: str = "") -> str:
-        cite = to_citation(Source(repo, path, "", start, end, symbol, "", 0.0), self._permalink)
-        self.found.setdefault(f"{repo}:{cite.label}", cite)
-        return f"**{cite.label}**"
-
-
 def architecture_text(
     archs: Sequence[Architecture], permalink: Permalink
 ) -> tuple[str, tuple[Citation, ...]]:
     """The answer's architecture sections, one per repository with parts."""
-    cites = _Cites(permalink)
+    cites = Cites(permalink)
     sections = [_section(a, cites) for a in archs if a.parts]
-    return "\n\n".join(sections), tuple(cites.found.values())
+    return "\n\n".join(sections), cites.all()
 
 
-def _section(arch: Architecture, cites: _Cites) -> str:
+def _section(arch: Architecture, cites: Cites) -> str:
     lines = [f"**{one_line(arch.repo)}**: where to start"]
     lines += [f"• {_entry(arch.repo, e, cites)}" for e in arch.entries]
     lines.append("Main parts, and what each uses:")
@@ -48,7 +37,7 @@ def _section(arch: Architecture, cites: _Cites) -> str:
     return "\n".join(lines)
 
 
-def _entry(repo: str, e: Entry, cites: _Cites) -> str:
+def _entry(repo: str, e: Entry, cites: Cites) -> str:
     d = e.definition
     if d is None:
         return f"{cites.at(repo, e.path, 1, 1)} ({e.why})"
@@ -56,7 +45,7 @@ def _entry(repo: str, e: Entry, cites: _Cites) -> str:
     return f"`{one_line(d.symbol)}` {where} ({e.why})"
 
 
-def _part(arch: Architecture, i: int, part: Part, cites: _Cites) -> str:
+def _part(arch: Architecture, i: int, part: Part, cites: Cites) -> str:
     files = "" if len(part.files) == 1 else f" ({len(part.files)} files)"
     text = f"`{one_line(part.name)}`{files}"
     if part.role is not None:

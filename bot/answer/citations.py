@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from bot.models import Citation
 from bot.retrieval.retriever import Source
+
+if TYPE_CHECKING:
+    from bot.symbols.model import SymbolDef, SymbolRef
 
 _MARKER = r"\[\d{1,3}(?:\s*,\s*\d{1,3})*\]"
 # "[1][2]" or "[1, 2] [3]" as one group, with the space before it (dropped with a dead marker)
@@ -55,3 +59,26 @@ def to_citation(source: Source, permalink: Permalink) -> Citation:
         url=permalink(source),
         symbol=source.symbol,
     )
+
+
+class Cites:
+    """Citations of what an answer's text names (definitions, call sites, files), in the
+    order it names them, one per label; each mention is written as its bold label."""
+
+    def __init__(self, permalink: Permalink) -> None:
+        self._permalink = permalink
+        self._by_label: dict[tuple[str, str], Citation] = {}
+
+    def at(self, repo: str, path: str, start: int, end: int, symbol: str = "") -> str:
+        cite = to_citation(Source(repo, path, "", start, end, symbol, "", 0.0), self._permalink)
+        self._by_label.setdefault((repo, cite.label), cite)
+        return f"**{cite.label}**"
+
+    def definition(self, d: SymbolDef) -> str:
+        return self.at(d.repo, d.path, d.start_line, d.end_line, d.symbol)
+
+    def site(self, site: SymbolRef) -> str:
+        return self.at(site.repo, site.path, site.line, site.line, site.caller)
+
+    def all(self) -> tuple[Citation, ...]:
+        return tuple(self._by_label.values())

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.answer.architecture_answer import architecture_text
-from bot.answer.citations import Permalink, to_citation
+from bot.answer.citations import Cites, Permalink
 from bot.answer.symbol_meaning import meaning_facts, meaning_text
 from bot.models import Citation, line_label
 from bot.retrieval.architecture import Architecture
@@ -36,7 +36,7 @@ def symbol_answer(
     facts: SymbolFacts, sources: Sequence[Source], permalink: Permalink
 ) -> tuple[str, tuple[Citation, ...]]:
     """The exact answer for an answerable question (see `SymbolFacts.answerable`)."""
-    cites = _Cites(permalink)
+    cites = Cites(permalink)
     if facts.question.kind == "overview":
         return map_answer(facts.maps, permalink)
     multi_repo = len({d.repo for d in facts.definitions} | {s.repo for s in facts.sites}) > 1
@@ -66,7 +66,7 @@ def map_answer(
 ) -> tuple[str, tuple[Citation, ...]]:
     """The map: each repository's parts and entry points (when known), then the tree."""
     rendered = render_maps(maps)
-    cites = _Cites(permalink)
+    cites = Cites(permalink)
     for d in rendered.symbols:
         cites.definition(d)
     intro = "Here is a map of the indexed code: directories with file counts, then the "
@@ -180,7 +180,7 @@ def _quoted(facts: SymbolFacts) -> SymbolDef | None:
     return meaning.candidates[0] if len(meaning.candidates) == 1 else None
 
 
-def _definition_text(facts: SymbolFacts, cites: _Cites, multi_repo: bool) -> str:
+def _definition_text(facts: SymbolFacts, cites: Cites, multi_repo: bool) -> str:
     defs = facts.definitions
     name = f"`{facts.question.name}`"
     if facts.meaning is not None:
@@ -208,9 +208,7 @@ def _definition_text(facts: SymbolFacts, cites: _Cites, multi_repo: bool) -> str
     return "\n".join(lines)
 
 
-def _inherited_text(
-    name: str, how: Inherited, d: SymbolDef, cites: _Cites, multi_repo: bool
-) -> str:
+def _inherited_text(name: str, how: Inherited, d: SymbolDef, cites: Cites, multi_repo: bool) -> str:
     """`Flask.x` is inherited from `Scaffold`: where, and through which classes."""
     definer = how.definer
     assert definer is not None
@@ -258,7 +256,7 @@ def _definition_fact(d: SymbolDef, sources: Sequence[Source]) -> str:
 # -- call sites and references ----------------------------------------------------------------
 
 
-def _sites_text(facts: SymbolFacts, cites: _Cites, multi_repo: bool) -> str:
+def _sites_text(facts: SymbolFacts, cites: Cites, multi_repo: bool) -> str:
     name = f"`{facts.question.name}`"
     if not facts.sites:
         what = "calls to" if facts.question.kind == "callers" else "references to"
@@ -337,29 +335,6 @@ def _inline(code: str) -> str:
 
 
 # -- shared -----------------------------------------------------------------------------------
-
-
-class _Cites:
-    """Citations in the order the text mentions them, one per label."""
-
-    def __init__(self, permalink: Permalink) -> None:
-        self._permalink = permalink
-        self._by_label: dict[tuple[str, str], Citation] = {}
-
-    def definition(self, d: SymbolDef) -> str:
-        return self._add(d.repo, d.path, d.start_line, d.end_line, d.symbol)
-
-    def site(self, site: SymbolRef) -> str:
-        return self._add(site.repo, site.path, site.line, site.line, site.caller)
-
-    def _add(self, repo: str, path: str, start: int, end: int, symbol: str) -> str:
-        source = Source(repo, path, "", start, end, symbol, "", 0.0)
-        cite = to_citation(source, self._permalink)
-        self._by_label.setdefault((repo, cite.label), cite)
-        return f"**{cite.label}**"
-
-    def all(self) -> tuple[Citation, ...]:
-        return tuple(self._by_label.values())
 
 
 def _map_facts(rendered: RenderedMap, sources: Sequence[Source]) -> str:

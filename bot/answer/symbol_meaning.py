@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from bot.code.languages import language_for
 from bot.models import line_label
+from bot.retrieval.symbol_language import language_of
 from bot.retrieval.symbol_names import Meaning
 from bot.symbols.builtins import GLOBAL_OBJECTS, standard_module
 from bot.symbols.model import SymbolAlias, SymbolDef, SymbolRef
@@ -82,12 +82,12 @@ def _bound(a: SymbolAlias, cite: Cite) -> str:
 
 def _written(path: str, dotted: str) -> str:
     """A dotted name as the language of `path` writes it (`std::collections::BTreeMap`)."""
-    return dotted.replace(".", "::") if language_for(path) in ("rust", "cpp") else dotted
+    return dotted.replace(".", "::") if language_of(path) in ("rust", "cpp") else dotted
 
 
 def _outside(path: str, name: str) -> str:
     """Whose `name` is: the language's standard library, or another package."""
-    language = language_for(path) or ""
+    language = language_of(path)
     root = name.replace("::", ".").partition(".")[0]
     if root in GLOBAL_OBJECTS.get(language, ()) or standard_module(language, name):
         return "the language's standard library"

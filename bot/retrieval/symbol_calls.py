@@ -34,8 +34,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.code.languages import language_for
-from bot.retrieval.symbol_links import CLASS_KINDS, LinkLookup, Resolver, Target
+from bot.retrieval.symbol_language import language_of
+from bot.retrieval.symbol_links import Resolver
+from bot.retrieval.symbol_target import CLASS_KINDS, LinkLookup, Target
 from bot.retrieval.symbol_types import type_target
 from bot.symbols.builtins import FUNCTIONS
 from bot.symbols.links import BARE, BUILTIN, OTHER, QUALIFIED, SELF, SUPER, TYPED
@@ -122,7 +123,7 @@ class CallJudge:
         if any(d.symbol == site.name for d in own):  # the file's own top-level namesake
             return Attribution(site, "no", "defined here", own[0].symbol)
         target = resolver.name_in(site.path, site.name)
-        language = language_for(site.path) or ""
+        language = language_of(site.path)
         builtin = site.name in FUNCTIONS.get(language, ())
         if target.kind == "unknown" and builtin and not _star_imports(facts):
             prefix = "builtins." if language == "python" else ""
@@ -282,7 +283,7 @@ def _written(site: SymbolRef, dotted: str) -> str:
         if dotted.endswith(f".{site.name}") or dotted == site.name
         else f"{dotted}.{site.name}"
     )
-    return full.replace(".", "::") if language_for(site.path) in ("rust", "cpp") else full
+    return full.replace(".", "::") if language_of(site.path) in ("rust", "cpp") else full
 
 
 def kept(attributions: Sequence[Attribution]) -> list[Attribution]:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.retrieval.symbol_links import CLASS_KINDS, LinkLookup, Resolver
+from bot.retrieval.symbol_links import Resolver
+from bot.retrieval.symbol_target import CLASS_KINDS, LinkLookup
 from bot.symbols.model import SymbolDef
 
 MAX_OWNERS = 3  # classes of the owner's name searched

@@ -28,17 +28,15 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
 
-from bot.code.languages import language_for
+from bot.retrieval.symbol_language import language_of
 from bot.retrieval.symbol_modules import PACKAGE, Modules, is_init, package_dir
 from bot.retrieval.symbol_mro import c3, depth_first
+from bot.retrieval.symbol_target import CLASS_KINDS, UNKNOWN, LinkLookup, Target
 from bot.symbols.builtins import GLOBAL_OBJECTS
-from bot.symbols.imports import go_package
-from bot.symbols.links import Binding
+from bot.symbols.links import Binding, go_package
 from bot.symbols.model import ALIAS, ASSIGNED, EVERY_NAME, FileFacts, SymbolAlias, SymbolDef
 
-CLASS_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "object", "type"})
 _MAX_DEPTH = 8  # re-exports followed, or chain segments resolved, before giving up
 _MAX_ANCESTORS = 64
 _PY = (".py", ".pyi")
@@ -47,31 +45,6 @@ _EXPORTED = ("", "module.exports")  # the owners of a module's own aliases
 _DETACHED = {"go": "package", "rust": "crate", "cpp": "crate", "c": "crate", "csharp": "crate"}
 _SAME_PACKAGE = frozenset({"go", "java"})  # a name of the package needs no import
 _PATH_ROOTS = frozenset({"crate", "self", "super"})  # Rust paths that name a module
-
-
-class LinkLookup(Protocol):
-    """The part of the symbol store resolution reads."""
-
-    def definitions(
-        self, name: str, *, repos: frozenset[str] | None, limit: int = 20
-    ) -> list[SymbolDef]: ...
-    def file_facts(self, repo: str, paths: Iterable[str]) -> dict[str, FileFacts]: ...
-    def paths(self, repo: str) -> list[str]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """What a name or chain refers to."""
-
-    # value: a name assigned the result of a call (`stop = Symbol('stop')`), in `via`
-    kind: Literal["definition", "module", "external", "value", "unknown"]
-    definition: SymbolDef | None = None
-    path: str = ""  # the module's file (or package directory + "/") in this repository
-    name: str = ""  # the dotted name, for something outside the repository
-    via: tuple[SymbolAlias, ...] = ()  # the aliases followed to get here, first first
-
-
-UNKNOWN = Target("unknown")
 
 
 @dataclass(slots=True)
@@ -114,7 +87,7 @@ class Resolver:
         """The indexed file (or package directory + "/") of `module` as written in
         `importer`, relative or absolute."""
         found = self.modules.find(module, importer)
-        if found is None and language_for(importer) == "go":
+        if found is None and language_of(importer) == "go":
             return self._go_root(module)
         return found
 
@@ -160,7 +133,7 @@ class Resolver:
         found = self._through_stars(path, facts, name, depth)
         if found.kind != "unknown":
             return found
-        if language_for(path) in _SAME_PACKAGE:
+        if language_of(path) in _SAME_PACKAGE:
             return self._in_package(posixpath.dirname(path), name, besides=path)
         return UNKNOWN
 
@@ -231,11 +204,11 @@ class Resolver:
         """What a dotted chain written in `path` reaches (`werkzeug.utils`, `helpers`);
         `skip`: an alias being followed, which its own target does not mean again."""
         root, *rest = chain.split(".")
-        if root in _PATH_ROOTS and language_for(path) == "rust":
+        if root in _PATH_ROOTS and language_of(path) == "rust":
             module = self.module_file("::".join([root, *rest]), path)
             return Target("module", path=module) if module else UNKNOWN
         target = self.name_in(path, root, depth, aliases=root != skip)
-        if target.kind == "unknown" and root in GLOBAL_OBJECTS.get(language_for(path) or "", ()):
+        if target.kind == "unknown" and root in GLOBAL_OBJECTS.get(language_of(path), ()):
             return Target("external", name=chain)  # `JSON.parse`, `std::mem`: the language's
         for part in rest[: _MAX_DEPTH - depth]:
             target = self.attribute(target, part)
@@ -373,7 +346,7 @@ class Resolver:
         facts = self.facts(cls.path)
         symbol = f"{cls.symbol}.{name}"
         here = next((d for d in (facts.definitions if facts else ()) if d.symbol == symbol), None)
-        where = _DETACHED.get(language_for(cls.path) or "")
+        where = _DETACHED.get(language_of(cls.path))
         if here is not None or where is None:
             return here
         found = [d for d in self.defined(name) if d.symbol == symbol and d.kind != "impl"]

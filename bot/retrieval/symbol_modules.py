@@ -22,7 +22,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable
 
-from bot.code.languages import language_for
+from bot.retrieval.symbol_language import language_of
 
 PACKAGE = "/"  # what a package directory's path ends with
 _PY = (".py", ".pyi")
@@ -43,13 +43,13 @@ class Modules:
         self._python = _Python([p for p in files if p.endswith(_PY)])
         self._dirs: dict[str, set[str]] = {}  # language -> directories holding its files
         for path in files:
-            language = language_for(path)
+            language = language_of(path)
             if language in ("go", "java"):
                 self._dirs.setdefault(language, set()).add(posixpath.dirname(path))
         self._crate = repo.replace("-", "_").lower()
 
     def find(self, module: str, importer: str) -> str | None:
-        language = language_for(importer)
+        language = language_of(importer)
         if language == "python":
             return self._python.find(module, importer)
         if language in _JS_LANGUAGES:
@@ -67,7 +67,7 @@ class Modules:
         return sorted(
             p
             for p in self._files
-            if posixpath.dirname(p) == directory and language_for(p) == language
+            if posixpath.dirname(p) == directory and language_of(p) == language
         )
 
     # -- per language ----------------------------------------------------------------------

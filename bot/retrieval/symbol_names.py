@@ -21,8 +21,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from bot.retrieval.symbol_links import LinkLookup, Resolver, Target
+from bot.retrieval.symbol_links import Resolver
 from bot.retrieval.symbol_questions import SymbolQuestion
+from bot.retrieval.symbol_target import LinkLookup, Target
 from bot.retrieval.symbol_types import type_target
 from bot.symbols.links import TYPED
 from bot.symbols.model import (

@@ -15,10 +15,11 @@ The result is a class-like definition, another package's type (external), or unk
 
 from __future__ import annotations
 
-from bot.code.languages import language_for
-from bot.retrieval.symbol_links import CLASS_KINDS, UNKNOWN, Resolver, Target
-from bot.symbols.bindings import FIELD_OF
+from bot.retrieval.symbol_language import language_of
+from bot.retrieval.symbol_links import Resolver
+from bot.retrieval.symbol_target import CLASS_KINDS, UNKNOWN, Target
 from bot.symbols.builtins import GLOBAL_OBJECTS, LITERAL_TYPES
+from bot.symbols.links import FIELD_OF
 
 _MAX_STEPS = 6  # calls and fields followed in one expression
 
@@ -61,7 +62,7 @@ def _base(resolver: Resolver, path: str, base: str, depth: int) -> Target:
 
 def _builtins(path: str) -> frozenset[str]:
     """Types the language of `path` provides: its global objects, its literals' types."""
-    return GLOBAL_OBJECTS.get(language_for(path) or "", frozenset()) | _LITERALS
+    return GLOBAL_OBJECTS.get(language_of(path), frozenset()) | _LITERALS
 
 
 _LITERALS = frozenset(LITERAL_TYPES.values())

@@ -22,11 +22,10 @@ from collections.abc import Callable, Mapping
 
 from tree_sitter import Node
 
-from bot.symbols.links import dotted
+from bot.symbols.links import FIELD_OF, dotted
 from bot.symbols.typenames import first_named, stated_type, text, value_type
 
 _UNTYPED = ""  # a name given two types in one scope
-FIELD_OF = ">"  # `Mux>tree`: the type of field `tree` of Mux
 _CLASS_LIKE = frozenset({"class", "struct", "interface", "trait", "impl", "enum"})
 _RECEIVER_ROOTS = frozenset({"self", "this", "cls"})
 

@@ -17,15 +17,12 @@ name imported; "" when the module itself is bound, "*" for every name):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 
 from tree_sitter import Node
 
-from bot.symbols.links import Binding
+from bot.symbols.links import Binding, go_package
 from bot.symbols.typenames import first_named, text
-
-_VERSION = re.compile(r"^v\d+$")
 
 
 def _unquoted(node: Node | None, src: bytes) -> str:
@@ -101,14 +98,6 @@ def _require(node: Node, src: bytes) -> list[Binding]:
 
 
 # -- Go ----------------------------------------------------------------------------------------
-
-
-def go_package(path: str) -> str:
-    """The package name an import path binds by default: its last segment, not a version."""
-    parts = [p for p in path.split("/") if p]
-    while len(parts) > 1 and _VERSION.match(parts[-1]):
-        parts.pop()
-    return parts[-1].replace("-", "_").replace(".", "_") if parts else ""
 
 
 def _go_import(node: Node, src: bytes) -> list[Binding]:

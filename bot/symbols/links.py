@@ -157,3 +157,17 @@ def dotted(raw: str) -> str:
     """A base or receiver as written, as a dotted name ("" when it is not a plain name)."""
     text = _SEPARATORS.sub(".", "".join(raw.split())).strip(".")
     return text if _DOTTED.fullmatch(text) else ""
+
+
+_VERSION = re.compile(r"^v\d+$")  # a Go module path's major version segment
+
+
+def go_package(path: str) -> str:
+    """The package name an import path binds by default: its last segment, not a version."""
+    parts = [p for p in path.split("/") if p]
+    while len(parts) > 1 and _VERSION.match(parts[-1]):
+        parts.pop()
+    return parts[-1].replace("-", "_").replace(".", "_") if parts else ""
+
+
+FIELD_OF = ">"  # in a stated type: `Mux>tree` is the type of field `tree` of Mux
