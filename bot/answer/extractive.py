@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from bot.answer.citations import Permalink, to_citation
 from bot.answer.excerpts import best_excerpt
-from bot.answer.labels import fence_lang, one_definition
+from bot.answer.labels import excerpt_block, one_definition
 from bot.models import Citation, Hit
 from bot.retrieval.retriever import Source
 from bot.symbols.model import SymbolDef
@@ -44,12 +44,8 @@ def extractive_answer(
         excerpt = best_excerpt(source, weights)
         cite = to_citation(excerpt, permalink)
         citations.append(cite)
-        symbol = one_definition(source, excerpt, definitions)
-        what = f" `{symbol}`" if symbol else ""
-        fence = "````" if "```" in excerpt.text else "```"
         parts.append(
-            f"**{cite.label}**{what} ({source.repo})\n"
-            f"{fence}{fence_lang(source.language)}\n{excerpt.text}\n{fence}"
+            excerpt_block(cite.label, one_definition(source, excerpt, definitions), excerpt)
         )
     return "\n\n".join(parts), tuple(citations)
 

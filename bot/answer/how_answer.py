@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from bot.answer.citations import Permalink, to_citation
 from bot.answer.excerpts import best_excerpt
-from bot.answer.labels import fence_lang, one_definition
+from bot.answer.labels import excerpt_block, one_definition
 from bot.models import Citation, line_label
 from bot.retrieval.dirtree import one_line
 from bot.retrieval.howpath import HowPath, Step
@@ -82,11 +82,7 @@ def how_answer(
     for excerpt, symbol in shown:
         cite = to_citation(excerpt, permalink)
         citations.append(cite)
-        fence = "````" if "```" in excerpt.text else "```"
-        parts.append(
-            f"**{cite.label}** `{one_line(symbol)}` ({excerpt.repo})\n"
-            f"{fence}{fence_lang(excerpt.language)}\n{excerpt.text}\n{fence}"
-        )
+        parts.append(excerpt_block(cite.label, symbol, excerpt))
     return "\n\n".join(parts), tuple(citations)
 
 

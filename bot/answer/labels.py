@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from bot.retrieval.dirtree import one_line
 from bot.retrieval.retriever import Source
 from bot.symbols.model import SymbolDef
 
@@ -41,3 +42,15 @@ def one_definition(block: Source, excerpt: Source, defs: Sequence[SymbolDef] = (
 def fence_lang(language: str) -> str:
     """The code fence's language tag for an indexed language name."""
     return {"csharp": "cs", "text": "", "markdown": "md"}.get(language, language)
+
+
+def excerpt_block(label: str, symbol: str, excerpt: Source) -> str:
+    """An excerpt as answers show it: its bold citation label, the definition it belongs
+    to (left out when it belongs to none: a docstring, a module's top) and its repository,
+    then its lines fenced."""
+    what = f" `{one_line(symbol)}`" if symbol else ""
+    fence = "````" if "```" in excerpt.text else "```"
+    return (
+        f"**{label}**{what} ({excerpt.repo})\n"
+        f"{fence}{fence_lang(excerpt.language)}\n{excerpt.text}\n{fence}"
+    )
