@@ -240,20 +240,20 @@ def pinecone_units(*, read: int = 0, written: int = 0) -> None:
 @contextmanager
 def timed_store(store: str, op: str) -> Iterator[None]:
     """Time one store or index request (also when it fails)."""
-    if _families is None:
+    with _timed(lambda f, seconds: f.store_seconds.labels(store, op).observe(seconds)):
         yield
-        return
-    started = time.perf_counter()
-    try:
-        yield
-    finally:
-        seconds = time.perf_counter() - started
-        _record(lambda f: f.store_seconds.labels(store, op).observe(seconds))
 
 
 @contextmanager
 def timed_model(kind: str, model: str) -> Iterator[None]:
     """Time one model request (also when it fails)."""
+    with _timed(lambda f, seconds: f.model_seconds.labels(kind, model).observe(seconds)):
+        yield
+
+
+@contextmanager
+def _timed(observe: Callable[[_Families, float], None]) -> Iterator[None]:
+    """Time the block and hand its seconds to `observe` (nothing when metrics are off)."""
     if _families is None:
         yield
         return
@@ -262,7 +262,7 @@ def timed_model(kind: str, model: str) -> Iterator[None]:
         yield
     finally:
         seconds = time.perf_counter() - started
-        _record(lambda f: f.model_seconds.labels(kind, model).observe(seconds))
+        _record(lambda f: observe(f, seconds))
 
 
 class _GaugeCollector:
