@@ -58,6 +58,7 @@ _WORDS = (
     "dsn",
     "sas",
     "pat",
+    "cert",  # app_certificate
 )
 _FINDER = ahocorasick_rs.AhoCorasick(
     _WORDS,
@@ -98,16 +99,23 @@ _WEAK_KEY_OWNERS_NOT = frozenset(
     metadata annotation json yaml gpg pgp ssh fingerprint commit sha checksum digest etag
     integrity revision version dedup dedupe routing_table shard""".split()
 )
+_KEY_ABOUT = frozenset(
+    "hash hashed sha sha1 sha256 digest fingerprint checksum last4 mask masked preview".split()
+)
+_CERTIFICATE = frozenset({"certificate", "cert"})
+_ISSUED_CERTIFICATE = frozenset({"app", "api", "access", "account", "master", "secret"})
 _SCHEME_WORDS = frozenset(
     {"bearer", "token", "basic", "bot", "apikey", "key", "sso-key", "digest", "api-token", "ssws"}
 )
 
 # What follows a name: an optional closing quote or bracket, an operator, then the value.
 # Go and TypeScript may put a type between the name: `var apiToken string = "..."`.
+# JSON inside a JSON string escapes its quotes: `"{\\"auth\\":\\"VALUE\\"}"`.
 _TAIL = re.compile(
-    r"[\"'\]]{0,2}(?:[ \t]*:?[ \t]*(?:string|String|str)(?=[ \t]*=))?"
+    r"(?:\\?[\"'\]]){0,2}(?:[ \t]*:?[ \t]*(?:string|String|str)(?=[ \t]*=))?"
     r"[ \t]*(?P<op>===|!==|==|!=|=>|:=|\?=|\+=|=|:|[ \t])[ \t]*"
-    r"(?:[rbuRBUfF]?(?P<q>[\"'`])(?P<quoted>[^\"'`\s]{1,2048})(?P=q)|(?P<bare>[^\s\"'`;]{1,2048}))"
+    r"(?:[rbuRBUfF]?\\?(?P<q>[\"'`])(?P<quoted>[^\"'`\s]{1,2048}?)\\?(?P=q)"
+    r"|(?P<bare>[^\s\"'`;]{1,2048}))"
 )
 _COMPARISONS = frozenset({"===", "!==", "==", "!="})
 _NAME_KEY_BEFORE = re.compile(r"name:[ \t]*[\"']?$")
@@ -152,6 +160,13 @@ def name_strength(name: str) -> Strength | None:
             if owner in _STRONG_KEY_OWNERS:
                 return Strength.TOKEN
             return None if owner in _WEAK_KEY_OWNERS_NOT else Strength.KEY
+        if word == "key" and 0 < i and words[i - 1] in _STRONG_KEY_OWNERS:
+            # API_KEY_PROD, BTC_PRIVATE_KEY_WIF: a key with a qualifier, unless the
+            # qualifier says the value is about the key (api_key_hash, secret_key_id)
+            return None if _KEY_ABOUT & set(words[i + 1 :]) else Strength.TOKEN
+        if word in _CERTIFICATE and i == len(words) - 1 and i > 0:
+            # Agora's App Certificate: a credential a service issues, not an X.509 document
+            return Strength.KEY if words[i - 1] in _ISSUED_CERTIFICATE else None
     return Strength.WEAK if words == ["key"] else None
 
 
