@@ -155,19 +155,24 @@ def name_strength(name: str) -> Strength | None:
             "privatekey",
         }:
             return Strength.TOKEN
-        if word == "key" and i > 0 and i == len(words) - 1:  # KeyMeshing names no key
-            owner = words[i - 1]
-            if owner in _STRONG_KEY_OWNERS:
-                return Strength.TOKEN
-            return None if owner in _WEAK_KEY_OWNERS_NOT else Strength.KEY
-        if word == "key" and 0 < i and words[i - 1] in _STRONG_KEY_OWNERS:
-            # API_KEY_PROD, BTC_PRIVATE_KEY_WIF: a key with a qualifier, unless the
-            # qualifier says the value is about the key (api_key_hash, secret_key_id)
-            return None if _KEY_ABOUT & set(words[i + 1 :]) else Strength.TOKEN
-        if word in _CERTIFICATE and i == len(words) - 1 and i > 0:
-            # Agora's App Certificate: a credential a service issues, not an X.509 document
-            return Strength.KEY if words[i - 1] in _ISSUED_CERTIFICATE else None
+        qualified = _qualified_key(words, i) if i > 0 else None
+        if qualified is not None:
+            return qualified
     return Strength.WEAK if words == ["key"] else None
+
+
+def _qualified_key(words: list[str], i: int) -> Strength | None:
+    """A key word inside a name (a last `key` is judged before): API_KEY_PROD and
+    BTC_PRIVATE_KEY_WIF are keys with a qualifier, unless the qualifier says the value is
+    about the key (api_key_hash); an app certificate is a credential a service issues
+    (Agora's), not an X.509 document. None: the words after may still say (x_key_token)."""
+    if words[i] == "key":
+        if words[i - 1] not in _STRONG_KEY_OWNERS or _KEY_ABOUT & set(words[i + 1 :]):
+            return None
+        return Strength.TOKEN
+    if i == len(words) - 1 and words[i - 1] in _ISSUED_CERTIFICATE:
+        return Strength.KEY
+    return None
 
 
 def names_something_else(name: str) -> bool:

@@ -117,6 +117,8 @@ def _punctuated_key(value: str) -> bool:
         and _NAME_PUNCTUATION.search(value) is None
         and _typed_password(value)
     )
+
+
 _SHORT_HEX = re.compile(r"^(?:[0-9a-f]{14,31}|[0-9A-F]{14,31})$")
 
 
