@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from bot.errors import BotError
 from bot.ingest.clone import fetch_blobs, transport_args
+from bot.ingest.diff_secrets import scrub_excerpt
 from bot.ingest.git import Git
 from bot.ingest.github_prs import enrich_quietly
 from bot.ingest.history_lines import Files, LineTracker
@@ -37,7 +38,6 @@ from bot.ingest.history_log import (
 )
 from bot.ingest.hosting import RemoteURL
 from bot.ingest.secrets import scrub
-from bot.ingest.secrets.excerpts import scrub_excerpt
 from bot.store.base import HistoryRecords, SymbolTable
 from bot.store.history_records import (
     CommitRecord,

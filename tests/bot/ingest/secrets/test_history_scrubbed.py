@@ -19,7 +19,9 @@ import pytest
 
 from bench.secrets_corpus.plant import CONTEXTS, Planted, corpus
 from bench.secrets_index_eval import home_bytes, score
-from bot.ingest.secrets import scrub
+from bot.ingest.diff_secrets import scrub_excerpt
+from bot.ingest.history_log import EXCERPT_WIDTH
+from bot.ingest.secrets import REDACTED, scrub
 from tests.support.cli import run_cli
 from tests.support.gitrepo import GitRepo
 from tests.support.history_repo import commit_as
@@ -142,9 +144,6 @@ def test_an_excerpt_is_scrubbed_whole_then_cut_and_a_cut_key_block_is_still_a_ke
     """What the history stores of a diff: a key block cut by the excerpt's line limit
     loses every body line; a line longer than the stored width is scrubbed before it is
     cut (a JWT cut first keeps its head); markers and the line count stay."""
-    from bot.ingest.history_log import EXCERPT_WIDTH
-    from bot.ingest.secrets.excerpts import scrub_excerpt
-
     key = next(p for p in corpus() if p.context == "pem_in_markdown")
     jwt = next(p for p in corpus() if p.fmt.shape == "jwt" and len(p.value) > EXCERPT_WIDTH)
     lines = [f"{key.path}:", *(f"+{line}" for line in key.text.splitlines()[:12])]
@@ -156,3 +155,15 @@ def test_an_excerpt_is_scrubbed_whole_then_cut_and_a_cut_key_block_is_still_a_ke
     assert max(map(len, out.splitlines())) <= EXCERPT_WIDTH
     assert not score("excerpt", 0.0, "", out.encode()).kept & {key.id, jwt.id}
     assert "-----BEGIN" in out and jwt.canary in out  # what is around them stays
+
+
+def test_the_changed_lines_of_a_file_the_index_never_reads_are_all_redacted() -> None:
+    """A `.env` diff is as private as the `.env` file: no line of it, secret-shaped or not."""
+    excerpt = "deploy/.env:\n+LOG_LEVEL=debug\n-REGION=eu-west-1\nREADME.md:\n+LOG_LEVEL=debug"
+    assert scrub_excerpt(excerpt, EXCERPT_WIDTH).split("\n") == [
+        "deploy/.env:",
+        f"+{REDACTED}",
+        f"-{REDACTED}",
+        "README.md:",
+        "+LOG_LEVEL=debug",
+    ]

@@ -7,14 +7,18 @@ reads them as it reads the file (`ENV` and `export` start their line, an `.ini` 
 ends it, a config file's long random values count); and they are scrubbed whole, before
 they are cut to the stored width: a token cut first is no token to any rule, and its
 head (a JWT's first parts, a key block's first lines) would be kept. The excerpt's line
-limit may stop inside a key block: a block left open is a key to its last line.
+limit may stop inside a key block: a block left open is a key to its last line. The
+changed lines of a file the index never reads (`.env`, `.netrc`, a key file) are all
+redacted.
 """
 
 from __future__ import annotations
 
-from bot.ingest.secrets.scrubber import scrub
+from bot.ingest.filters import path_reason
+from bot.ingest.secrets import REDACTED, scrub
 
 _MARKERS = ("+", "-")
+_NEVER_READ = frozenset({"secret_file", "secret_in_path"})  # as the index never reads them
 
 
 def scrub_excerpt(excerpt: str, width: int) -> str:
@@ -28,7 +32,7 @@ def scrub_excerpt(excerpt: str, width: int) -> str:
             continue
         out += _scrubbed(path, markers, lines)
         path, markers, lines = line.removesuffix(":"), [], []
-        out.append(line)
+        out.append(scrub(line).text)  # a path may hold a token
     out += _scrubbed(path, markers, lines)
     return "\n".join(line[:width] for line in out)
 
@@ -36,6 +40,8 @@ def scrub_excerpt(excerpt: str, width: int) -> str:
 def _scrubbed(path: str, markers: list[str], lines: list[str]) -> list[str]:
     if not lines:
         return []
+    if path_reason(path) in _NEVER_READ:  # `.env`, `.netrc`, `id_rsa`: not a line of them
+        return [marker + REDACTED for marker in markers]
     # The excerpt's line limit may cut a file's lines inside a key block.
     clean = scrub("\n".join(lines), path, cut=True).text.split("\n")
     return [marker + line for marker, line in zip(markers, clean, strict=True)]
