@@ -110,13 +110,9 @@ _NAME_PUNCTUATION = re.compile(r"[./:]")  # dotted names, paths, hosts: never a 
 def _punctuated_key(value: str) -> bool:
     """A long generated key of letters, digits and punctuation scattered through it
     (`7d@3pb*x9*9_t%w_*egk+v5...`), which no name, path, pin (`@<sha>`) or call is."""
-    marks = sum(c in _PASSWORD_PUNCTUATION for c in value)
-    return (
-        len(value) >= _LONG_TYPED
-        and marks >= 3
-        and _NAME_PUNCTUATION.search(value) is None
-        and _typed_password(value)
-    )
+    if len(value) < _LONG_TYPED or _NAME_PUNCTUATION.search(value) is not None:
+        return False
+    return sum(c in _PASSWORD_PUNCTUATION for c in value) >= 3 and _typed_password(value)
 
 
 _SHORT_HEX = re.compile(r"^(?:[0-9a-f]{14,31}|[0-9A-F]{14,31})$")
