@@ -162,10 +162,7 @@ def name_strength(name: str) -> Strength | None:
 
 
 def _qualified_key(words: list[str], i: int) -> Strength | None:
-    """A key word inside a name (a last `key` is judged before): API_KEY_PROD and
-    BTC_PRIVATE_KEY_WIF are keys with a qualifier, unless the qualifier says the value is
-    about the key (api_key_hash); an app certificate is a credential a service issues
-    (Agora's), not an X.509 document. None: the words after may still say (x_key_token)."""
+    """API_KEY_PROD, BTC_PRIVATE_KEY_WIF (not api_key_hash); an issued app certificate."""
     if words[i] == "key":
         if words[i - 1] not in _STRONG_KEY_OWNERS or _KEY_ABOUT & set(words[i + 1 :]):
             return None
