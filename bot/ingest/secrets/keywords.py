@@ -109,8 +109,7 @@ _SCHEME_WORDS = frozenset(
 )
 
 # What follows a name: an optional closing quote or bracket, an operator, then the value.
-# Go and TypeScript may put a type between the name: `var apiToken string = "..."`.
-# JSON inside a JSON string escapes its quotes: `"{\\"auth\\":\\"VALUE\\"}"`.
+# A type may sit after the name (Go: `var apiToken string = "..."`); JSON in JSON escapes quotes.
 _TAIL = re.compile(
     r"(?:\\?[\"'\]]){0,2}(?:[ \t]*:?[ \t]*(?:string|String|str)(?=[ \t]*=))?"
     r"[ \t]*(?P<op>===|!==|==|!=|=>|:=|\?=|\+=|=|:|[ \t])[ \t]*"
