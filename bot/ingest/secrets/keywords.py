@@ -99,9 +99,7 @@ _WEAK_KEY_OWNERS_NOT = frozenset(
     metadata annotation json yaml gpg pgp ssh fingerprint commit sha checksum digest etag
     integrity revision version dedup dedupe routing_table shard""".split()
 )
-_KEY_ABOUT = frozenset(
-    "hash hashed sha sha1 sha256 digest fingerprint checksum last4 mask masked preview".split()
-)
+_KEY_ABOUT = frozenset("hash sha sha1 sha256 digest fingerprint checksum last4 masked".split())
 _CERTIFICATE = frozenset({"certificate", "cert"})
 _ISSUED_CERTIFICATE = frozenset({"app", "api", "access", "account", "master", "secret"})
 _SCHEME_WORDS = frozenset(
