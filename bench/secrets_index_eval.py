@@ -30,6 +30,7 @@ import json
 import os
 import re
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -253,8 +254,8 @@ def failures(outcome: Outcome, *, dev_only: bool = True) -> list[str]:
 
 def cost(args: argparse.Namespace) -> None:
     """Index each --cost tree with each variant, in one process each (workers=1, so a
-    candidate can stand in for the scrubber), alternating variants; wall seconds and the
-    ratio to the baseline."""
+    candidate can stand in for the scrubber), --repeat rounds alternating the variants'
+    order; wall and CPU seconds of each run, then medians and their ratios to the baseline."""
     with tempfile.TemporaryDirectory(prefix="codecite-secrets-cost-") as scratch:
         folder = Path(scratch)
         variants = [(f"main@{args.baseline}", baseline_tree(args.baseline, folder), "own")]
@@ -263,17 +264,27 @@ def cost(args: argparse.Namespace) -> None:
             (f"codecite+{c}", ROOT, f"codecite+{c}") for c in args.candidates.split(",") if c
         ]
         for tree in args.cost:
-            seconds: list[float] = []
-            cpus: list[float] = []
-            for n, (name, root, scrubber) in enumerate(variants):
-                taken, _ = run_variant(name, root, scrubber, Path(tree), folder / f"cost-{n}")
-                seconds.append(taken)
-                cpus.append(CPU_SECONDS[name])
-                load = os.getloadavg()[0]
+            runs: dict[str, list[tuple[float, float]]] = defaultdict(list)
+            for round_ in range(args.repeat):
+                order = variants if round_ % 2 == 0 else variants[::-1]
+                for name, root, scrubber in order:
+                    home = folder / f"cost-{len(runs[name])}-{zlib.crc32(name.encode())}"
+                    taken, _ = run_variant(name, root, scrubber, Path(tree), home)
+                    runs[name].append((taken, CPU_SECONDS[name]))
+                    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+                    print(f"{tree}: {name}: {taken:.1f}s wall, {CPU_SECONDS[name]:.1f}s CPU, "
+                          f"load {load}", flush=True)  # fmt: skip
+            base_wall, base_cpu = _medians(runs[variants[0][0]])
+            for name, _, _ in variants:
+                wall, cpu = _medians(runs[name])
                 print(
-                    f"{tree}: {name}: {taken:.1f}s wall ({taken / seconds[0]:.2f}x), "
-                    f"{cpus[-1]:.1f}s CPU ({cpus[-1] / cpus[0]:.2f}x), load {load:.1f}"
+                    f"{tree}: {name}: median of {args.repeat}: {wall:.1f}s wall "
+                    f"({wall / base_wall:.2f}x), {cpu:.1f}s CPU ({cpu / base_cpu:.2f}x)"
                 )
+
+
+def _medians(runs: list[tuple[float, float]]) -> tuple[float, float]:
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
 
 
 def main() -> None:
@@ -289,6 +300,7 @@ def main() -> None:
     parser.add_argument(
         "--cost", action="append", default=[], help="time each variant's index of this tree"
     )
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of --cost runs")
     args = parser.parse_args()
     if args.cost:
         cost(args)

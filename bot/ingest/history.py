@@ -23,10 +23,12 @@ from dataclasses import dataclass, field
 
 from bot.errors import BotError
 from bot.ingest.clone import fetch_blobs, transport_args
+from bot.ingest.diff_secrets import scrub_excerpt
 from bot.ingest.git import Git
 from bot.ingest.github_prs import enrich_quietly
 from bot.ingest.history_lines import Files, LineTracker
 from bot.ingest.history_log import (
+    EXCERPT_WIDTH,
     RawCommit,
     add_merge_diffs,
     blob_ids,
@@ -284,7 +286,7 @@ def _record(commit: RawCommit, seq: int, tags: dict[str, list[str]]) -> CommitRe
         f"{path}:{','.join(f'{a}-{b}' for a, b in pairs[:20])}" for path, pairs in spans.items()
     )
     paths = tuple(dict.fromkeys(d.new_path or d.old_path for d in commit.diffs))
-    excerpt = "" if len(commit.parents) > 1 else scrub(commit.excerpt, "").text
+    excerpt = "" if len(commit.parents) > 1 else scrub_excerpt(commit.excerpt, EXCERPT_WIDTH)
     return CommitRecord(
         seq=seq,
         sha=commit.sha,

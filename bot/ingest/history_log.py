@@ -22,6 +22,7 @@ Hunk = tuple[int, int, int, int]  # old start, old count, new start, new count (
 
 EXCERPT_LINES = 24
 EXCERPT_WIDTH = 160
+EXCERPT_READ = 8192  # the longest line read whole: a key block escaped in JSON
 MERGE_THREADS = 3  # diff-trees of merges at once (git.py caps all git processes at 4)
 MERGES_PER_CALL = 200  # merges one diff-tree compares with their other parents
 
@@ -200,7 +201,8 @@ def parse_patch(lines: Sequence[bytes]) -> tuple[list[FileDiff], str]:
                 if not excerpt or excerpt[-1] != f"{current.new_path or current.old_path}:":
                     excerpt.append(f"{current.new_path or current.old_path}:")
                 for raw in body[: EXCERPT_LINES - len(excerpt)]:
-                    excerpt.append(raw[:EXCERPT_WIDTH].decode("utf-8", "replace"))
+                    # Cut after scrubbing (`scrub_excerpt`): a token cut first is not found.
+                    excerpt.append(raw[:EXCERPT_READ].decode("utf-8", "replace"))
         else:
             _header_line(current, line)
     return diffs, "\n".join(excerpt)

@@ -41,8 +41,10 @@ class KeyBlock:
     real: bool
 
 
-def key_blocks(text: str) -> Iterator[KeyBlock]:
-    """Each BEGIN ... END private key block of `text`, in order, real or not."""
+def key_blocks(text: str, *, cut: bool = False) -> Iterator[KeyBlock]:
+    """Each BEGIN ... END private key block of `text`, in order, real or not. `cut`: the
+    text may stop inside a block (a diff excerpt at its line limit): a block left open
+    runs to the end."""
     if "-----BEGIN" not in text:
         return
     unclosed: set[str] = set()  # labels with no END after some point: none after any later one
@@ -53,6 +55,10 @@ def key_blocks(text: str) -> Iterator[KeyBlock]:
             continue
         end_line = f"-----END {label}-----"
         close = text.find(end_line, begin.end())
+        if close < 0 and cut:
+            body = text[begin.end() :]
+            yield KeyBlock(begin.start(), len(text), begin.end(), len(text), _real_body(body))
+            return
         if close < 0:
             unclosed.add(label)
             continue
@@ -61,9 +67,9 @@ def key_blocks(text: str) -> Iterator[KeyBlock]:
         yield KeyBlock(begin.start(), done, begin.end(), close, real)
 
 
-def private_key_hits(text: str) -> Iterator[Hit]:
+def private_key_hits(text: str, *, cut: bool = False) -> Iterator[Hit]:
     """The body of each real private key block, one hit per line so no newline is redacted."""
-    for block in key_blocks(text):
+    for block in key_blocks(text, cut=cut):
         if not block.real:
             continue
         at = block.body

@@ -58,6 +58,7 @@ _WORDS = (
     "dsn",
     "sas",
     "pat",
+    "cert",  # app_certificate
 )
 _FINDER = ahocorasick_rs.AhoCorasick(
     _WORDS,
@@ -98,16 +99,20 @@ _WEAK_KEY_OWNERS_NOT = frozenset(
     metadata annotation json yaml gpg pgp ssh fingerprint commit sha checksum digest etag
     integrity revision version dedup dedupe routing_table shard""".split()
 )
+_KEY_ABOUT = frozenset("hash sha sha1 sha256 digest fingerprint checksum last4 masked".split())
+_CERTIFICATE = frozenset({"certificate", "cert"})
+_ISSUED_CERTIFICATE = frozenset({"app", "api", "access", "account", "master", "secret"})
 _SCHEME_WORDS = frozenset(
     {"bearer", "token", "basic", "bot", "apikey", "key", "sso-key", "digest", "api-token", "ssws"}
 )
 
 # What follows a name: an optional closing quote or bracket, an operator, then the value.
-# Go and TypeScript may put a type between the name: `var apiToken string = "..."`.
+# A type may sit after the name (Go: `var apiToken string = "..."`); JSON in JSON escapes quotes.
 _TAIL = re.compile(
-    r"[\"'\]]{0,2}(?:[ \t]*:?[ \t]*(?:string|String|str)(?=[ \t]*=))?"
+    r"(?:\\?[\"'\]]){0,2}(?:[ \t]*:?[ \t]*(?:string|String|str)(?=[ \t]*=))?"
     r"[ \t]*(?P<op>===|!==|==|!=|=>|:=|\?=|\+=|=|:|[ \t])[ \t]*"
-    r"(?:[rbuRBUfF]?(?P<q>[\"'`])(?P<quoted>[^\"'`\s]{1,2048})(?P=q)|(?P<bare>[^\s\"'`;]{1,2048}))"
+    r"(?:[rbuRBUfF]?\\?(?P<q>[\"'`])(?P<quoted>[^\"'`\s]{1,2048}?)\\?(?P=q)"
+    r"|(?P<bare>[^\s\"'`;]{1,2048}))"
 )
 _COMPARISONS = frozenset({"===", "!==", "==", "!="})
 _NAME_KEY_BEFORE = re.compile(r"name:[ \t]*[\"']?$")
@@ -147,12 +152,21 @@ def name_strength(name: str) -> Strength | None:
             "privatekey",
         }:
             return Strength.TOKEN
-        if word == "key" and i > 0 and i == len(words) - 1:  # KeyMeshing names no key
-            owner = words[i - 1]
-            if owner in _STRONG_KEY_OWNERS:
-                return Strength.TOKEN
-            return None if owner in _WEAK_KEY_OWNERS_NOT else Strength.KEY
+        qualified = _qualified_key(words, i) if i > 0 else None
+        if qualified is not None:
+            return qualified
     return Strength.WEAK if words == ["key"] else None
+
+
+def _qualified_key(words: list[str], i: int) -> Strength | None:
+    """API_KEY_PROD, BTC_PRIVATE_KEY_WIF (not api_key_hash); an issued app certificate."""
+    if words[i] == "key":
+        if words[i - 1] not in _STRONG_KEY_OWNERS or _KEY_ABOUT & set(words[i + 1 :]):
+            return None
+        return Strength.TOKEN
+    if i == len(words) - 1 and words[i - 1] in _ISSUED_CERTIFICATE:
+        return Strength.KEY
+    return None
 
 
 def names_something_else(name: str) -> bool:

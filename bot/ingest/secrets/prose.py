@@ -29,6 +29,7 @@ from bot.ingest.secrets.values import (
     is_uuid,
     looks_generated,
     looks_random,
+    shannon_entropy,
 )
 
 REACH = 160  # how far past the name a value may be, on the same line
@@ -46,7 +47,8 @@ _PIECES = re.compile(r"[^A-Za-z0-9]+")
 _SEPARATED = re.compile(r"[=./:]")  # name=value, dotted.names, paths, host:port
 _TOKEN = re.compile(r"^[A-Za-z0-9_\-+/=]+$")
 _JOINERS = re.compile(r"[.:@]")
-_SKIPPED = re.compile(r"[$&]|://")  # `$argon2id$...`, `${TOKEN}`, `&lt;...&gt;`, URLs
+# `$argon2id$...`, `${TOKEN}`, `$(cat f)`, `&lt;...&gt;`, URLs; a `&` alone is a character
+_SKIPPED = re.compile(r"\$[\w{(]|&(?:[A-Za-z]+|#\d+);|://")
 _JOINED = re.compile(r"[^.:@]+")
 _MIXED_CASE_CHANGES = 0.6
 _LONGEST_VALUE = 1024  # no key pasted in prose is longer (private keys are blocks)
@@ -94,9 +96,39 @@ def _looks_secret(value: str, *, near: bool, password: bool, hex_ok: bool) -> bo
         return True
     if not near:
         return False
-    if hex_ok and (is_key_shaped(value) or _random_token(value)):
+    if hex_ok and (is_key_shaped(value) or _random_token(value) or _short_hex_key(value)):
         return True
+    if hex_ok and _punctuated_key(value):
+        return True  # Django's SECRET_KEY: 50 characters of letters, digits and punctuation
     return password and _typed_password(value)
+
+
+_LONG_TYPED = 24
+_NAME_PUNCTUATION = re.compile(r"[./:]")  # dotted names, paths, hosts: never a generated key
+
+
+def _punctuated_key(value: str) -> bool:
+    """A long generated key of letters, digits and punctuation scattered through it
+    (`7d@3pb*x9*9_t%w_*egk+v5...`), which no name, path, pin (`@<sha>`) or call is."""
+    if len(value) < _LONG_TYPED or _NAME_PUNCTUATION.search(value) is not None:
+        return False
+    return sum(c in _PASSWORD_PUNCTUATION for c in value) >= 3 and _typed_password(value)
+
+
+_SHORT_HEX = re.compile(r"^(?:[0-9a-f]{14,31}|[0-9A-F]{14,31})$")
+
+
+def _short_hex_key(value: str) -> bool:
+    """14-31 hex digits close behind a key's or a token's name (Pusher's 20, ipinfo's 14):
+    longer than the abbreviated commit ids prose cites (7-12), on a line that names no
+    commit, digest or id."""
+    return (
+        _SHORT_HEX.match(value) is not None
+        and any(c.isdigit() for c in value)
+        and not value.isdigit()
+        and not value.isalpha()
+        and shannon_entropy(value) >= 3.0
+    )
 
 
 def _random_token(value: str) -> bool:
@@ -109,7 +141,11 @@ def _random_token(value: str) -> bool:
         and not is_uuid(value)
         and looks_random(value)
         # CamelCase names with digits (`PKCS7PrivateKeyTypes`) change class far less often
-        and (value.lower() == value or class_changes(value) >= _MIXED_CASE_CHANGES)
+        and (
+            value.lower() == value
+            or (value.upper() == value and value.isalnum())  # SCW..., AKIA...: one case
+            or class_changes(value) >= _MIXED_CASE_CHANGES
+        )
     )
 
 

@@ -282,8 +282,10 @@ RULES: tuple[TokenRule, ...] = (
         "telegram",
         "telegram_bot_token",
         ":AA",
-        f"\\d{{8,10}}:AA[{B64U}]{{33}}{END}",
+        # `https://api.telegram.org/bot<token>/sendMessage`: the token follows a word
+        f"(?:(?<=/bot)|(?<![A-Za-z0-9_]))\\d{{8,10}}:AA[{B64U}]{{33}}{END}",
         back=10,
+        boundary=False,
         check=real,
     ),
     _r("twilio", "twilio_api_key", "SK", f"[0-9a-fA-F]{{32}}{END}"),

@@ -40,17 +40,18 @@ class ScrubResult:
     found: Counter[str]
 
 
-def scrub(text: str, path: str = "") -> ScrubResult:
-    """Redact secrets in `text`; the result has exactly as many lines as the input."""
-    hits = list(find_secrets(text, path))
+def scrub(text: str, path: str = "", *, cut: bool = False) -> ScrubResult:
+    """Redact secrets in `text`; the result has exactly as many lines as the input.
+    `cut`: the text may stop inside a private key block (a diff excerpt's last lines)."""
+    hits = list(find_secrets(text, path, cut=cut))
     if not hits:
         return ScrubResult(text, Counter())
     return _redact(text, [*hits, *_repeats(text, hits)])
 
 
-def find_secrets(text: str, path: str = "") -> Iterator[Hit]:
+def find_secrets(text: str, path: str = "", *, cut: bool = False) -> Iterator[Hit]:
     """Where the secrets of `text` are; spans may overlap and never hold a newline."""
-    own = list(_own_hits(text, path))
+    own = list(_own_hits(text, path, cut=cut))
     yield from own
     # The maintained rules, for the providers ours lack. Where ours found the secret too,
     # ours say where it is: `deploy:<password>` keeps its user name, a connection string
@@ -67,8 +68,8 @@ def _overlaps(spans: list[tuple[int, int]], hit: Hit) -> bool:
     return any(end > hit.start for _, end in spans[:before_end])
 
 
-def _own_hits(text: str, path: str) -> Iterator[Hit]:
-    yield from private_key_hits(text)
+def _own_hits(text: str, path: str, *, cut: bool) -> Iterator[Hit]:
+    yield from private_key_hits(text, cut=cut)
     tokens = list(TOKEN_RULES.scan(text))
     yield from tokens
     folded = text.lower()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from bot.ingest.secrets.rules import TokenRule
-from bot.ingest.secrets.values import is_key_shaped, is_placeholder, looks_random
+from bot.ingest.secrets.values import is_key_shaped, is_placeholder, is_uuid, looks_random
 
 _SCHEME = "[a-zA-Z][a-zA-Z0-9+.-]{1,20}"
 
@@ -13,6 +13,19 @@ _SCHEME = "[a-zA-Z][a-zA-Z0-9+.-]{1,20}"
 def _real_password(value: str) -> bool:
     return not is_placeholder(value) and not value.isdigit()
 
+
+def _generated(value: str) -> bool:
+    return looks_random(value) or is_key_shaped(value)
+
+
+def _path_credential(value: str) -> bool:
+    return _generated(value) and not is_uuid(value)  # `/keys/<uuid>`: a REST path's id
+
+
+_PATH_WORDS = tuple(
+    f"/{word}/"
+    for word in "webhook webhooks token tokens key keys secret secrets integration".split()
+)
 
 URL_RULES: tuple[TokenRule, ...] = (
     # postgres://app:s3cret@db/x, redis://:s3cret@cache, https://deploy:tok@git.example.com
@@ -71,5 +84,32 @@ URL_RULES: tuple[TokenRule, ...] = (
             check=looks_random,
         )
         for trigger in ("token=", "key=", "secret=", "password=", "auth=")
+    ),
+    # ?sig=..., &X-Goog-Signature=...: a signed URL's signature is its credential
+    *(
+        TokenRule(
+            "url",
+            "url_signature",
+            trigger,
+            f"[?&;][\\w-]{{0,16}}{re.escape(trigger)}(?P<secret>[A-Za-z0-9._~%+/-]{{16,}})",
+            back=18,
+            boundary=False,
+            check=_generated,
+        )
+        for trigger in ("sig=", "Signature=", "signature=")
+    ),
+    # /webhooks/<id>/<token>, /with/key/<key>, /integration/<key>/: a path segment after a
+    # word naming a credential, random or a hex key, is the credential
+    *(
+        TokenRule(
+            "url",
+            "url_path_credential",
+            trigger,
+            f"{re.escape(trigger)}(?:[0-9]{{1,20}}/)?(?P<secret>[A-Za-z0-9_-]{{16,128}})"
+            "(?![A-Za-z0-9_-])",
+            boundary=False,
+            check=_path_credential,
+        )
+        for trigger in _PATH_WORDS
     ),
 )

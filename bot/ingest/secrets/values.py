@@ -220,10 +220,22 @@ def is_code(value: str, *, literal: bool = False) -> bool:
     return (_LITERAL_CODE if literal else _BRACKETS).search(value) is not None
 
 
+_BASE64_VALUE = re.compile(r"^/[A-Za-z0-9+/]{15,}={0,2}$")
+
+
+def _base64_from_root(value: str) -> bool:
+    """`/HdN3Hs/sOcodYKwUUFauhNKoc3W87th3qDKpRFpDLe=`: base64 that starts with a `/`, not a
+    path: a part of it is generated (mixed case and digits changing often), as no
+    directory's name is."""
+    if _BASE64_VALUE.match(value) is None:
+        return False
+    return any(looks_generated(part) for part in value.split("/") if len(part) >= 16)
+
+
 def _harmless_shape(value: str) -> bool:
     return bool(
         _URL.match(value)
-        or _PATH.match(value)
+        or (_PATH.match(value) and not _base64_from_root(value))
         or _FILE_NAME.match(value)
         or _IDENTIFIER.match(value)
         or _VERSIONED.search(value)
