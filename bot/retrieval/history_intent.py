@@ -28,7 +28,8 @@ _CHANGE = (
     r"refactor\w*|modif\w*|made|creat\w*|switch\w*|mov\w*|replac\w*|drop\w*|disabl\w*|"
     r"enabl\w*|revert\w*|split|merg\w*|land\w*|written|wrote|implement\w*|touch\w*|"
     r"updat\w*|edit\w*|fix\w*|broke|broken|start\w*|stop\w*|restructur\w*|redesign\w*|"
-    r"becom\w*|became|turn\w* (?:on|off)|bump\w*|upgrad\w*|downgrad\w*)"
+    r"becom\w*|became|turn\w* (?:on|off)|bump\w*|upgrad\w*|downgrad\w*|"
+    r"done|happen\w*|decid\w*|chos\w*)"
 )
 _WHY = re.compile(
     rf"\bwhy\s+(?:was|were|did|has|have|had)\b(?:\s+[^\s?!]+){{0,8}}?\s+{_CHANGE}\b"
