@@ -176,8 +176,7 @@ class CommitSearch:
             lexical = corpus.scores(terms)
             best = max(lexical.values(), default=0.0) or 1.0
             score = {
-                i: s / best * (NOTES_ONLY if i in corpus.notes else 1.0)
-                for i, s in lexical.items()
+                i: s / best * (NOTES_ONLY if i in corpus.notes else 1.0) for i, s in lexical.items()
             }
             position = {c.seq: i for i, c in enumerate(corpus.commits)}
             for seq, weight in self._code_weights(corpus, repo, places).items():
