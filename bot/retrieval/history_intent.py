@@ -1,7 +1,8 @@
 """Is this a question about the code's history, and which kind?
 
 The kinds, in the phrasings people use:
-  why    why was X added / removed / changed; why is X like this (the way it is);
+  why    why was X added / removed / changed; why is X like this (the way it is); why
+         does X behave (work) like this; why does X no longer do Y;
          what was the reason (motivation, rationale) for X
   when   when did X change; when was X added / introduced / removed; since when; how long
   since  what changed (in X, or at all) since a tag, a date, last week; recent changes
@@ -27,7 +28,8 @@ _CHANGE = (
     r"refactor\w*|modif\w*|made|creat\w*|switch\w*|mov\w*|replac\w*|drop\w*|disabl\w*|"
     r"enabl\w*|revert\w*|split|merg\w*|land\w*|written|wrote|implement\w*|touch\w*|"
     r"updat\w*|edit\w*|fix\w*|broke|broken|start\w*|stop\w*|restructur\w*|redesign\w*|"
-    r"becom\w*|became|turn\w* (?:on|off)|bump\w*|upgrad\w*|downgrad\w*)"
+    r"becom\w*|became|turn\w* (?:on|off)|bump\w*|upgrad\w*|downgrad\w*|"
+    r"done|happen\w*|decid\w*|chos\w*)"
 )
 _WHY = re.compile(
     rf"\bwhy\s+(?:was|were|did|has|have|had)\b(?:\s+[^\s?!]+){{0,8}}?\s+{_CHANGE}\b"
@@ -35,6 +37,10 @@ _WHY = re.compile(
     rf"(?:[^\s?!]+\s+){{0,2}}?{_CHANGE}\b"
     r"|\bwhy\s+(?:is|are)\b[^?.!]+\b(?:like (?:this|that)|(?:this|that) way"
     r"|the way (?:it|they) (?:is|are)|designed|built (?:this|that) way)\b"
+    r"|\bwhy\s+(?:does|do|did)\b[^?.!]+\b(?:behave|work|act|look|function)s?\s+"
+    r"(?:like (?:this|that)|(?:this|that) way|the way (?:it|they) do(?:es)?|so)\b"
+    r"|\bwhy\s+(?:does|do|is|are|can't|cannot)\b[^?.!]+\b(?:no longer|not \w+ anymore"
+    r"|any more|anymore)\b"
     r"|\b(?:reason|motivation|rationale|backstory)\s+(?:for|behind)\s+(?:the\s+|this\s+|that\s+)?"
     rf"(?:[^\s?!]+\s+){{0,4}}?(?:{_CHANGE}|change|commit|rewrite|removal|addition|deprecation)\b",
     re.IGNORECASE,

@@ -11,6 +11,7 @@ own retrieval found rank higher (`CODE_WEIGHT`): a "why" is usually asked about 
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -21,9 +22,22 @@ from bot.store.history_records import CommitRecord, FileLines, HistoryHead, TagR
 from bot.text.tokens import code_tokens, path_tokens, query_terms
 
 K1, B = 1.2, 0.6
-CODE_WEIGHT = 0.6  # a commit that changed the code found for the question, at full strength
+CODE_WEIGHT = 0.3  # a commit that changed the code found for the question, at full strength
+NOTES_ONLY = 0.5  # a commit that only edits release notes quotes the change it is not
 RECENCY_WEIGHT = 0.05  # ties between equally matching commits go to the newer
 LINES_KEPT = 2000  # decoded files' line states kept in memory (a few KB each)
+
+
+_NOTES = re.compile(
+    r"(?:^|/)(?:change(?:s|log|_log)?|history|news|release[-_ ]?notes)(?:\.(?:md|rst|txt|adoc))?$"
+    r"|(?:^|/)(?:changelog\.d|changes|newsfragments|changelog|whatsnew)/[^/]+\.(?:md|rst|txt)$",
+    re.IGNORECASE,
+)
+
+
+def notes_only(paths: Sequence[str]) -> bool:
+    """A commit that touched nothing but changelogs (`CHANGES.md`, `changelog.d/123.md`)."""
+    return bool(paths) and all(_NOTES.search(p) for p in paths)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +78,7 @@ class CommitCorpus:
             for term, n in counts.items():
                 self._postings.setdefault(term, []).append((i, n))
         self._average = (sum(self._lengths) / len(self._lengths)) if self._lengths else 1.0
+        self.notes = {i for i, c in enumerate(commits) if notes_only(c.paths)}
 
     def scores(self, terms: Iterable[str]) -> dict[int, float]:
         """BM25 of each matching commit (by position) for `terms`."""
@@ -160,7 +175,9 @@ class CommitSearch:
                 continue
             lexical = corpus.scores(terms)
             best = max(lexical.values(), default=0.0) or 1.0
-            score = {i: s / best for i, s in lexical.items()}
+            score = {
+                i: s / best * (NOTES_ONLY if i in corpus.notes else 1.0) for i, s in lexical.items()
+            }
             position = {c.seq: i for i, c in enumerate(corpus.commits)}
             for seq, weight in self._code_weights(corpus, repo, places).items():
                 i = position[seq]

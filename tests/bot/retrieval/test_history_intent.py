@@ -15,6 +15,9 @@ HISTORY = [
     ("Why did we switch to ruff?", "why"),
     ("why is the retry loop like this?", "why"),
     ("What was the reason for the removal of Python 2 support?", "why"),
+    ("why does Rack::Head behave like this?", "why"),
+    ("why does the parser work the way it does?", "why"),
+    ("Why does black no longer support Python 3.9?", "why"),
     ("when did the session interface change?", "when"),
     ("when was `Blueprint.register` added", "when"),
     ("since when does flask support async views?", "when"),
@@ -36,6 +39,8 @@ CODE = [
     "who calls make_response?",
     "why does fixture teardown raise an error?",
     "why would this fail on windows?",
+    "why does this not work?",
+    "why does the decorator work?",
     "what changes the value of app.debug?",
     "what does Choice do?",
 ]
