@@ -105,7 +105,7 @@ def resolve(
         if d.repo == caller.repo
         and d.kind in CALLABLE_KINDS
         and implementation(d.path)
-        and d != caller
+        and d.symbol != caller.symbol  # itself, or another overload of itself
     ]
     if not pool:
         return None
