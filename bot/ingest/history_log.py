@@ -12,7 +12,7 @@ Every option that a user's or repository's config could change is given explicit
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -60,47 +60,109 @@ class RawCommit:
 
 
 def read_commits(
-    git: Git, revisions: Sequence[str], *, max_count: int = 0, since_days: int = 0
+    git: Git,
+    revisions: Sequence[str],
+    *,
+    max_count: int = 0,
+    since_days: int = 0,
+    config: Sequence[str] = (),
 ) -> list[RawCommit]:
-    """The commits of `revisions` (e.g. ["HEAD"] or ["old..new"]), parents first."""
+    """The commits of `revisions` (e.g. ["HEAD"] or ["old..new"]), parents first;
+    `config`: more `-c` options (`history_skips.undiffed_skips`)."""
     args = ["log", "--topo-order", "--reverse", "--diff-merges=first-parent", "--no-show-signature"]
     if max_count:
         args.append(f"--max-count={max_count}")
     if since_days:
         args.append(f"--since={since_days}.days.ago")
-    out = git.run(*_CONFIG, *args, *_DIFF_OPTIONS, _FORMAT, *revisions, "--")
+    out = git.run(*_CONFIG, *config, *args, *_DIFF_OPTIONS, _FORMAT, *revisions, "--")
     return list(parse_log(out))
 
 
-def add_merge_diffs(git: Git, commits: Sequence[RawCommit]) -> None:
+def add_merge_diffs(
+    git: Git,
+    commits: Sequence[RawCommit],
+    *,
+    needed: Collection[str] | None = None,
+    config: Sequence[str] = (),
+) -> None:
     """Fill each merge's diffs against its other parents, for the files that differ from
-    its first parent (nothing else can matter). A raw comparison first (trees only, no
-    blob is read) finds the files that differ from that parent too; only those are diffed.
-    Both are one `diff-tree --stdin` per batch of merges."""
-    work = [(c, i) for c in commits for i in range(1, len(c.parents)) if c.diffs]
+    its first parent (nothing else can matter) and whose lines are `needed` (None: all).
+    A raw comparison first (trees only, no blob is read; one `diff-tree --stdin` per batch
+    of merges) finds the files that differ from that parent too; only those are diffed,
+    in groups of merges that share their files (`_groups`): a file one merge needs is not
+    diffed for another merge of its call that took it from the first parent."""
+    merges = {c.sha: _merge_paths(c, needed) for c in commits if len(c.parents) > 1}
+    work = [(c, i) for c in commits if merges.get(c.sha) for i in range(1, len(c.parents))]
     batches = [work[i : i + MERGES_PER_CALL] for i in range(0, len(work), MERGES_PER_CALL)]
 
-    def diff(batch: list[tuple[RawCommit, int]]) -> list[list[FileDiff]]:
-        wanted = [{p for d in c.diffs for p in (d.old_path, d.new_path) if p} for c, _ in batch]
-        differ = _differing(git, batch, set().union(*wanted))
-        paths = set().union(*(w & d for w, d in zip(wanted, differ, strict=True)))
-        if not paths:
-            return [[] for _ in batch]
-        out = _diff_tree(git, batch, paths, _DIFF_OPTIONS)
+    def differing(batch: list[tuple[RawCommit, int]]) -> list[set[str]]:
+        return _differing(git, batch, set().union(*(merges[c.sha] for c, _ in batch)))
+
+    def diff(group: _Group) -> list[list[FileDiff]]:
+        out = _diff_tree(git, group.items, group.paths, _DIFF_OPTIONS, config)
         return [parse_patch(block)[0] for block in _blocks(out.split(b"\n"))]
 
     with ThreadPoolExecutor(MERGE_THREADS, thread_name_prefix="history-merge") as pool:
-        for batch, found in zip(batches, pool.map(diff, batches), strict=True):
-            for (commit, index), diffs in zip(batch, found, strict=False):
+        differ = [d for found in pool.map(differing, batches) for d in found]
+        for commit, index in work:
+            commit.other_diffs[index] = []
+        groups = _groups(work, [merges[c.sha] for c, _ in work], differ)
+        for group, found in zip(groups, pool.map(diff, groups), strict=True):
+            for (commit, index), diffs in zip(group.items, found, strict=False):
                 commit.other_diffs[index] = diffs
 
 
+@dataclass(slots=True)
+class _Group:
+    """Merges diffed by one call, and the files diffed for all of them."""
+
+    items: list[tuple[RawCommit, int]] = field(default_factory=list)
+    paths: set[str] = field(default_factory=set)
+    # per item: the files it needs, and those that differ from its parent
+    own: list[tuple[set[str], set[str]]] = field(default_factory=list)
+
+    def takes(self, need: set[str], differ: set[str]) -> bool:
+        """Whether adding an item diffs no file that some member does not need."""
+        paths = self.paths | need
+        return (paths & differ) <= need and all((paths & d) <= n for n, d in self.own)
+
+
+def _groups(
+    work: Sequence[tuple[RawCommit, int]],
+    wanted: Sequence[set[str]],
+    differ: Sequence[set[str]],
+) -> list[_Group]:
+    """Merges (with the files each needs diffed: wanted and differing) packed greedily,
+    biggest needs first, so that no call diffs a file for a merge that does not need it."""
+    items = [(item, w & d, d) for item, w, d in zip(work, wanted, differ, strict=True) if w & d]
+    items.sort(key=lambda t: -len(t[1]))
+    groups: list[_Group] = []
+    for item, need, diff in items:
+        group = next((g for g in groups if g.takes(need, diff)), None)
+        if group is None:
+            group = _Group()
+            groups.append(group)
+        group.items.append(item)
+        group.paths |= need
+        group.own.append((need, diff))
+    return groups
+
+
+def _merge_paths(commit: RawCommit, needed: Collection[str] | None) -> set[str]:
+    paths = {p for d in commit.diffs for p in (d.old_path, d.new_path) if p}
+    return paths if needed is None else {p for p in paths if p in needed}
+
+
 def _diff_tree(
-    git: Git, batch: Sequence[tuple[RawCommit, int]], paths: Iterable[str], options: Sequence[str]
+    git: Git,
+    batch: Sequence[tuple[RawCommit, int]],
+    paths: Iterable[str],
+    options: Sequence[str],
+    config: Sequence[str] = (),
 ) -> bytes:
     request = "".join(f"{c.sha} {c.parents[i]}\n" for c, i in batch).encode("ascii")
     return git.run(
-        *_CONFIG, "diff-tree", "--stdin", "--always", "-r", *options,
+        *_CONFIG, *config, "diff-tree", "--stdin", "--always", "-r", *options,
         "--", *(f":(literal){p}" for p in sorted(paths)), input=request,
     )  # fmt: skip
 
