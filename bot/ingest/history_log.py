@@ -31,8 +31,12 @@ _DIFF_OPTIONS = (
 )  # fmt: skip
 _CONFIG = ("-c", "core.quotePath=false", "-c", "diff.noprefix=false", "-c", "log.showRoot=true")
 _FORMAT = "--format=%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%at%x1f%ct%x1f%s%x1f%b%x1d"
-_OBJECT_ID = re.compile(rb"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
-_HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_OBJECT_LINE = re.compile(rb"^(?:[0-9a-f]{40}|[0-9a-f]{64})$", re.MULTILINE)
+# Only these start a line with "diff --git " or "@@ " in a patch: every line of a hunk
+# starts with "+", "-", " " or "\\" (so hunks are found without walking their lines).
+_FILE = b"\ndiff --git "
+_HUNK_START = b"\n@@ -"
+_HUNK = re.compile(rb"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@[^\n]*\n?")
 _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
 
 
@@ -100,7 +104,7 @@ def add_merge_diffs(
 
     def diff(group: _Group) -> list[list[FileDiff]]:
         out = _diff_tree(git, group.items, group.paths, _DIFF_OPTIONS, config)
-        return [parse_patch(block)[0] for block in _blocks(out.split(b"\n"))]
+        return [parse_patch(block)[0] for block in _blocks(out)]
 
     with ThreadPoolExecutor(MERGE_THREADS, thread_name_prefix="history-merge") as pool:
         differ = [d for found in pool.map(differing, batches) for d in found]
@@ -171,24 +175,20 @@ def _differing(git: Git, batch: Sequence[tuple[RawCommit, int]], paths: set[str]
     """Per merge of `batch`, the files among `paths` that differ from that parent."""
     out = _diff_tree(git, batch, paths, ("--raw", "--no-renames", "--no-abbrev"))
     found: list[set[str]] = []
-    for block in _blocks(out.split(b"\n")):
+    for block in _blocks(out):
         names = set()
-        for line in block:
+        for line in block.split(b"\n"):
             if line.startswith(b":") and b"\t" in line:
                 names.add(_path(line.split(b"\t", 1)[1]) or "")
         found.append(names)
     return found + [set() for _ in range(len(batch) - len(found))]
 
 
-def _blocks(lines: Sequence[bytes]) -> list[list[bytes]]:
+def _blocks(out: bytes) -> list[bytes]:
     """`diff-tree --stdin` output cut at each commit line (a bare object id)."""
-    blocks: list[list[bytes]] = []
-    for line in lines:
-        if _OBJECT_ID.match(line):
-            blocks.append([])
-        elif blocks:
-            blocks[-1].append(line)
-    return blocks
+    marks = list(_OBJECT_LINE.finditer(out))
+    ends = [m.start() for m in marks[1:]] + [len(out)]
+    return [out[m.end() + 1 : end] for m, end in zip(marks, ends, strict=True)]
 
 
 def blob_ids(
@@ -219,7 +219,7 @@ def parse_log(out: bytes) -> Iterator[RawCommit]:
         if len(fields) < 8:
             continue
         sha, parents, author, email, at, ct, subject, body = fields[:8]
-        diffs, excerpt = parse_patch(patch.split(b"\n"))
+        diffs, excerpt = parse_patch(patch)
         yield RawCommit(
             sha=sha.strip(),
             parents=tuple(parents.split()),
@@ -234,38 +234,56 @@ def parse_log(out: bytes) -> Iterator[RawCommit]:
         )
 
 
-def parse_patch(lines: Sequence[bytes]) -> tuple[list[FileDiff], str]:
+def parse_patch(patch: bytes) -> tuple[list[FileDiff], str]:
     """File diffs of a `-p -U0` patch, and its first changed lines as an excerpt."""
     diffs: list[FileDiff] = []
     excerpt: list[str] = []
-    current: FileDiff | None = None
-    i, n = 0, len(lines)
-    while i < n:
-        line = lines[i]
-        i += 1
-        if line.startswith(b"diff --git "):
-            current = FileDiff(*_header_paths(line[len(b"diff --git ") :]))
-            diffs.append(current)
-        elif current is None:
-            continue
-        elif line.startswith(b"@@ "):
-            match = _HUNK.match(line)
-            if match is None:
-                continue
+    patch = b"\n" + patch  # every header now follows a newline
+    starts = _line_starts(patch, _FILE, 0, len(patch))
+    for start, end in zip(starts, [*starts[1:], len(patch)], strict=False):
+        hunks = [
+            match
+            for at in _line_starts(patch, _HUNK_START, start, end)
+            if (match := _HUNK.match(patch, at, end)) is not None
+        ]
+        header = patch[start + len(_FILE) - 1 : hunks[0].start() if hunks else end]
+        lines = header.split(b"\n")
+        current = FileDiff(*_header_paths(lines[0]))
+        for line in lines[1:]:
+            _header_line(current, line)
+        diffs.append(current)
+        for match in hunks:
             a, b, c, d = (int(g) if g is not None else 1 for g in match.groups())
             current.hunks.append((a, b, c, d))
-            body = lines[i : i + b + d]
-            i += b + d
-            while i < n and lines[i].startswith(b"\\"):
-                i += 1  # "\ No newline at end of file"
             if len(excerpt) < EXCERPT_LINES:
-                if not excerpt or excerpt[-1] != f"{current.new_path or current.old_path}:":
-                    excerpt.append(f"{current.new_path or current.old_path}:")
-                for raw in body[: EXCERPT_LINES - len(excerpt)]:
-                    excerpt.append(raw[:EXCERPT_WIDTH].decode("utf-8", "replace"))
-        else:
-            _header_line(current, line)
+                _add_excerpt(excerpt, current, patch, match.end(), end, b + d)
     return diffs, "\n".join(excerpt)
+
+
+def _line_starts(data: bytes, marker: bytes, start: int, end: int) -> list[int]:
+    """Where the lines that `marker` ("\\n" + their start) opens begin, in data[start:end]."""
+    found = []
+    at = data.find(marker, start, end)
+    while at >= 0:
+        found.append(at + 1)
+        at = data.find(marker, at + len(marker), end)
+    return found
+
+
+def _add_excerpt(
+    excerpt: list[str], diff: FileDiff, patch: bytes, pos: int, end: int, count: int
+) -> None:
+    """Up to `count` lines of a hunk's body from `pos` (until the excerpt is full)."""
+    name = f"{diff.new_path or diff.old_path}:"
+    if not excerpt or excerpt[-1] != name:
+        excerpt.append(name)
+    for _ in range(min(count, EXCERPT_LINES - len(excerpt))):
+        if pos >= end:
+            return
+        stop = patch.find(b"\n", pos, end)
+        stop = end if stop < 0 else stop
+        excerpt.append(patch[pos : min(stop, pos + EXCERPT_WIDTH)].decode("utf-8", "replace"))
+        pos = stop + 1
 
 
 def _header_line(current: FileDiff, line: bytes) -> None:
