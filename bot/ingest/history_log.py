@@ -2,9 +2,11 @@
 
 One `git log` lists the commits of a range, parents before children, each with its
 diff against its first parent (a merge's too: `--diff-merges=first-parent`), zero
-lines of context, renames detected. A merge's diffs against its other parents are
-read afterwards, one `diff-tree` per merge limited to the files its first-parent diff
-names (nothing else can differ from the first parent). Only hunk positions are kept,
+lines of context, renames detected. That is all a line attribution needs of most
+merges: a line the same as in the first parent keeps that parent's attribution (git's
+blame and `log -L` pass it to that parent too). Only the files that differ from the first
+parent and from another parent as well need the merge's diff against that parent; they
+are read afterwards (`add_merge_diffs`). Only hunk positions are kept,
 plus the first changed lines of each commit as an excerpt; texts are scrubbed later.
 Every option that a user's or repository's config could change is given explicitly.
 """
