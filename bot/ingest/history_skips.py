@@ -15,6 +15,7 @@ index keeps is ever taken for binary (a repository's own .gitattributes still wi
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 from collections.abc import Collection, Iterator, Sequence
@@ -24,6 +25,8 @@ from pathlib import Path
 
 from bot.ingest.filters import BINARY_EXTENSIONS, GENERATED_SUFFIXES, LOCKFILES
 from bot.ingest.history_log import RawCommit
+
+log = logging.getLogger(__name__)
 
 
 @cache
@@ -37,14 +40,25 @@ def attributes_text() -> str:
 
 @contextmanager
 def undiffed_skips() -> Iterator[tuple[str, ...]]:
-    """git options that apply `attributes_text` to one command, while the file exists."""
-    handle, name = tempfile.mkstemp(prefix="codecite-attributes-", text=True)
+    """git options that apply `attributes_text` to one command, while the file exists;
+    none when it cannot be written (a full disk): git then diffs those files too."""
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(attributes_text())
-        yield ("-c", f"core.attributesFile={name}")
+        handle, name = tempfile.mkstemp(prefix="codecite-attributes-", text=True)
+    except OSError as exc:
+        log.info("history diffs every file: no attributes file (%s)", exc.strerror)
+        yield ()
+        return
+    try:
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(attributes_text())
+            config: tuple[str, ...] = ("-c", f"core.attributesFile={name}")
+        except OSError as exc:
+            log.info("history diffs every file: no attributes file (%s)", exc.strerror)
+            config = ()
+        yield config
     finally:
-        Path(name).unlink()
+        Path(name).unlink(missing_ok=True)
 
 
 def lines_needed(commits: Sequence[RawCommit], kept: Collection[str]) -> frozenset[str]:

@@ -6,6 +6,7 @@ keep), and merges diffed in groups stay exact against `git log -1 -L`."""
 from __future__ import annotations
 
 import subprocess
+import tempfile
 from pathlib import Path
 
 from bot.config import FileConfig, Settings
@@ -65,6 +66,12 @@ def test_the_attributes_reach_git_and_are_gone_afterwards(make_repo) -> None:  #
         assert Path(name).is_file()
     assert not Path(name).exists()
     assert "Binary files /dev/null and b/uv.lock differ" in out and "+x = 1" in out
+
+
+def test_without_a_writable_temp_dir_every_file_is_diffed(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    with undiffed_skips() as config:
+        assert config == ()
 
 
 def test_lockfiles_are_named_not_diffed_and_code_lines_stay_exact(make_repo) -> None:  # type: ignore[no-untyped-def]
