@@ -9,7 +9,9 @@ Each run is a child process with a fresh data directory (embedded index, no keys
 a local clone (`git clone --shared`), importing `bot` from its checkout (this one,
 "ours", or `--peer`'s, "peer"). Per round the runs alternate ours/peer, without/with
 history, so machine noise hits all alike; medians over `--repeat` rounds. `seconds` is
-the whole `index_repo` call, `history_seconds` its history step; `peak_rss_mb` is the
+the whole `index_repo` call, `cpu_seconds` the CPU it took (the child's and that of the
+processes it waited for: git, ingest workers; steadier than wall time on a shared
+machine), `history_seconds` its history step; `peak_rss_mb` is the
 largest single process of the run (the child, or an ingest worker it waited for). The
 one-commit re-ingest (`--reingest`, sympy by default) indexes the tree's parent commit
 first, then the tip; its figures are the tip's. `answer_p50_ms`: three code questions,
@@ -40,7 +42,7 @@ QUESTIONS = (
     "where is the config loaded?",
     "how is output captured?",
 )
-FIGURES = ("seconds", "history_seconds", "peak_rss_mb", "answer_p50_ms", "commits")
+FIGURES = ("seconds", "cpu_seconds", "history_seconds", "peak_rss_mb", "answer_p50_ms", "commits")
 
 
 def child(source: str, name: str, history: bool, parent_first: bool) -> dict[str, float]:
@@ -55,9 +57,10 @@ def child(source: str, name: str, history: bool, parent_first: bool) -> dict[str
         subprocess.run(["git", "-C", source, "checkout", "-q", "--detach", "HEAD~1"], check=True)
         core.index_repo(source, name=name, history=options)
         subprocess.run(["git", "-C", source, "checkout", "-q", "--detach", "-"], check=True)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu()
     report = core.index_repo(source, name=name, history=options)
     out["seconds"] = time.perf_counter() - started
+    out["cpu_seconds"] = _cpu() - cpu
     out["history_seconds"] = report.history.seconds if report.history else 0.0
     out["commits"] = float(report.history.commits if report.history else 0)
     latencies = []
@@ -73,6 +76,13 @@ def child(source: str, name: str, history: bool, parent_first: bool) -> dict[str
     out["peak_rss_mb"] = max(own, workers) / 1024
     core.close()
     return out
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of the children it has waited for (git, workers)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    waited = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + waited.ru_utime + waited.ru_stime
 
 
 def run(
@@ -125,6 +135,7 @@ def measure(
             "with": with_history,
             "ratio": {
                 "time": round(with_history["seconds"] / without["seconds"], 2),
+                "cpu": round(with_history["cpu_seconds"] / without["cpu_seconds"], 2),
                 "peak_rss": round(with_history["peak_rss_mb"] / without["peak_rss_mb"], 2),
             },
         }
