@@ -77,7 +77,7 @@ _TOKEN_RC = {
     ".pypirc": re.compile(rb"^\s*password\s*[=:]", re.IGNORECASE | re.MULTILINE),
 }
 
-_GENERATED_SUFFIXES = (
+GENERATED_SUFFIXES = (
     "_pb2.py",
     "_pb2.pyi",
     "_pb2_grpc.py",
@@ -128,7 +128,7 @@ def path_reason(path: str) -> str | None:
         return "secret_file"
     if holds_token(path):
         return "secret_in_path"  # indexing it would store and cite the token in the path
-    if name.endswith(_GENERATED_SUFFIXES) or ".generated." in name or ".min." in name:
+    if name.endswith(GENERATED_SUFFIXES) or ".generated." in name or ".min." in name:
         return "generated"
     if ext in BINARY_EXTENSIONS:
         return "binary"

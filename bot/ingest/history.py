@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from bot.errors import BotError
@@ -36,6 +36,7 @@ from bot.ingest.history_log import (
     read_commits,
     shallow_commits,
 )
+from bot.ingest.history_skips import lines_needed, undiffed_skips
 from bot.ingest.hosting import RemoteURL
 from bot.ingest.secrets import scrub
 from bot.store.base import HistoryRecords, SymbolTable
@@ -109,7 +110,15 @@ class HistorySync:
         self._repo = repo
         self._symbols = symbols
 
-    def run(self, access: GitAccess, head: str, options: HistoryOptions) -> HistoryReport:
+    def run(
+        self,
+        access: GitAccess,
+        head: str,
+        options: HistoryOptions,
+        kept: Collection[str] | None = None,
+    ) -> HistoryReport:
+        """`kept`: the paths the index holds at `head`; line states are carried for those
+        (and the paths they were renamed from) only. None: for every file."""
         started = time.monotonic()
         recorded = self._store.head(self._repo)
         if not options.enabled:
@@ -132,16 +141,21 @@ class HistorySync:
         days = 0 if incremental else options.max_days
         if access.remote is not None:
             _fetch_diff_blobs(access, revisions, limit, days)
-        commits = read_commits(access.git, revisions, max_count=limit, since_days=days)
-        add_merge_diffs(access.git, commits)
+        with undiffed_skips() as config:
+            commits = read_commits(
+                access.git, revisions, max_count=limit, since_days=days, config=config
+            )
+            needed = None if kept is None else lines_needed(commits, kept)
+            add_merge_diffs(access.git, commits, needed=needed, config=config)
         base_seq = self._store.last_seq(self._repo) if incremental else 0
         seqs = {c.sha: base_seq + i for i, c in enumerate(commits, start=1)}
         start: dict[str, Files] = {}
         touched = _touched_paths(commits)
         if incremental and recorded is not None:
-            loaded = self._store.file_lines(self._repo, touched)
+            wanted = touched if needed is None else [p for p in touched if p in needed]
+            loaded = self._store.file_lines(self._repo, wanted)
             start[recorded.head] = {p: f.lines() for p, f in loaded.items()}
-        tracker = LineTracker(seqs, start)
+        tracker = LineTracker(seqs, start, needed)
         tracker.expect(commits)
         boundary = shallow_commits(access.git)
         for commit in commits:
@@ -213,17 +227,20 @@ def record_history(
     source: object,
     repo: str,
     options: HistoryOptions,
+    kept: Collection[str] | None = None,
 ) -> HistoryReport | None:
     """Bring `repo`'s history up to `source`'s commit; None for a source without history
-    (a plain directory) or without a store. A failure is logged and reported, never
-    raised: the index is already in, and the next ingest tries again."""
+    (a plain directory) or without a store. `kept`: the paths indexed at that commit (see
+    `HistorySync.run`). A failure is logged and reported, never raised: the index is
+    already in, and the next ingest tries again."""
     from bot.ingest.git_source import GitSource
 
     if store is None or not isinstance(source, GitSource) or not source.checkout.commit:
         return None
     access = GitAccess(source.git, source.remote, source.checkout.web_url, source.lacking)
     try:
-        return HistorySync(store, repo, symbols).run(access, source.checkout.commit, options)
+        sync = HistorySync(store, repo, symbols)
+        return sync.run(access, source.checkout.commit, options, kept)
     except BotError as exc:
         reason = exc.detail or exc.user_message
         log.warning("history of %s not recorded: %s", repo, reason)

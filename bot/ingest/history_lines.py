@@ -15,7 +15,7 @@ the hunk positions are enough. `bot.store.history_records` reads the states back
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from bot.ingest.history_log import FileDiff, Hunk, RawCommit
@@ -33,8 +33,15 @@ class _Held:
 class LineTracker:
     """Feed commits parents first (`add`); `files(sha)` is a processed commit's state."""
 
-    def __init__(self, seqs: Mapping[str, int], start: Mapping[str, Files] | None = None) -> None:
+    def __init__(
+        self,
+        seqs: Mapping[str, int],
+        start: Mapping[str, Files] | None = None,
+        needed: Collection[str] | None = None,
+    ) -> None:
+        """`needed`: the only paths whose lines are carried (None: every path)."""
         self._seqs = seqs
+        self._needed = needed
         self._held: dict[str, _Held] = {
             sha: _Held(files, 1 << 30) for sha, files in (start or {}).items()
         }  # start states (the recorded head) are never freed
@@ -54,13 +61,16 @@ class LineTracker:
             files: Files = {}
         else:
             files = dict(parents[0]) if parents else {}
+            others = _by_path(commit)
             for diff in commit.diffs:
                 old = files.pop(diff.old_path, []) if diff.old_path else []
                 if not diff.new_path or diff.binary:
                     continue
+                if self._needed is not None and diff.new_path not in self._needed:
+                    continue
                 lines = apply_hunks(old, diff.hunks, seq)
                 if len(parents) > 1:
-                    lines = _merged(lines, diff, commit, parents, seq)
+                    lines = _merged(lines, diff, others, parents, seq)
                 files[diff.new_path] = lines
         for parent in dict.fromkeys(commit.parents):
             self._release(parent)
@@ -81,6 +91,12 @@ class LineTracker:
         held.waiting -= 1
         if held.waiting <= 0:
             del self._held[sha]
+
+
+def _by_path(commit: RawCommit) -> list[dict[str, FileDiff]]:
+    """A merge's diffs against each other parent, by new path."""
+    found = commit.other_diffs
+    return [{d.new_path: d for d in found.get(i, ())} for i in range(1, len(commit.parents))]
 
 
 def apply_hunks(old: Sequence[LineState], hunks: Sequence[Hunk], seq: int) -> list[LineState]:
@@ -132,10 +148,15 @@ def _changed(removed: Sequence[LineState], seq: int) -> LineState:
 
 
 def _merged(
-    lines: list[LineState], diff: FileDiff, commit: RawCommit, parents: Sequence[Files], seq: int
+    lines: list[LineState],
+    diff: FileDiff,
+    others: Sequence[Mapping[str, FileDiff]],
+    parents: Sequence[Files],
+    seq: int,
 ) -> list[LineState]:
     """A merge's file: lines new against its first parent take the state of another parent
-    that has them, and lines that differ from some parents record which (`marks`).
+    that has them, and lines that differ from some parents record which (`marks`);
+    `others[i - 1]`: the merge's diffs against parent i by new path.
     Only the lines a diff names are visited: merges of big files stay cheap."""
     result = list(lines)
     own = {i for i in _added(diff.hunks) if i < len(result)}  # differ from the first parent
@@ -146,10 +167,8 @@ def _merged(
     first = own | gaps
     differs: dict[int, set[int]] = {i: {0} for i in first}
     taken: set[int] = set()
-    for index in range(1, len(commit.parents)):
-        other = next(
-            (d for d in commit.other_diffs.get(index, ()) if d.new_path == diff.new_path), None
-        )
+    for index in range(1, len(parents)):
+        other = others[index - 1].get(diff.new_path)
         source_path = diff.new_path if other is None else other.old_path
         source = parents[index].get(source_path, []) if source_path else []
         hunks = other.hunks if other is not None else []
@@ -164,7 +183,7 @@ def _merged(
     for i in gaps - taken:
         state = result[i]
         result[i] = LineState(state.hist, seq, state.marks)
-    parents_count = len(commit.parents)
+    parents_count = len(parents)
     for i, sides in differs.items():
         if len(sides) >= parents_count:
             continue  # no parent has the line: it is the merge's own (already recorded)

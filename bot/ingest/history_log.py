@@ -2,9 +2,11 @@
 
 One `git log` lists the commits of a range, parents before children, each with its
 diff against its first parent (a merge's too: `--diff-merges=first-parent`), zero
-lines of context, renames detected. A merge's diffs against its other parents are
-read afterwards, one `diff-tree` per merge limited to the files its first-parent diff
-names (nothing else can differ from the first parent). Only hunk positions are kept,
+lines of context, renames detected. That is all a line attribution needs of most
+merges: a line the same as in the first parent keeps that parent's attribution (git's
+blame and `log -L` pass it to that parent too). Only the files that differ from the first
+parent and from another parent as well need the merge's diff against that parent; they
+are read afterwards (`add_merge_diffs`). Only hunk positions are kept,
 plus the first changed lines of each commit as an excerpt; texts are scrubbed later.
 Every option that a user's or repository's config could change is given explicitly.
 """
@@ -12,7 +14,7 @@ Every option that a user's or repository's config could change is given explicit
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -32,8 +34,12 @@ _DIFF_OPTIONS = (
 )  # fmt: skip
 _CONFIG = ("-c", "core.quotePath=false", "-c", "diff.noprefix=false", "-c", "log.showRoot=true")
 _FORMAT = "--format=%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%at%x1f%ct%x1f%s%x1f%b%x1d"
-_OBJECT_ID = re.compile(rb"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
-_HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_OBJECT_LINE = re.compile(rb"^(?:[0-9a-f]{40}|[0-9a-f]{64})$", re.MULTILINE)
+# Only these start a line with "diff --git " or "@@ " in a patch: every line of a hunk
+# starts with "+", "-", " " or "\\" (so hunks are found without walking their lines).
+_FILE = b"\ndiff --git "
+_HUNK_START = b"\n@@ -"
+_HUNK = re.compile(rb"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@[^\n]*\n?")
 _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
 
 
@@ -61,47 +67,109 @@ class RawCommit:
 
 
 def read_commits(
-    git: Git, revisions: Sequence[str], *, max_count: int = 0, since_days: int = 0
+    git: Git,
+    revisions: Sequence[str],
+    *,
+    max_count: int = 0,
+    since_days: int = 0,
+    config: Sequence[str] = (),
 ) -> list[RawCommit]:
-    """The commits of `revisions` (e.g. ["HEAD"] or ["old..new"]), parents first."""
+    """The commits of `revisions` (e.g. ["HEAD"] or ["old..new"]), parents first;
+    `config`: more `-c` options (`history_skips.undiffed_skips`)."""
     args = ["log", "--topo-order", "--reverse", "--diff-merges=first-parent", "--no-show-signature"]
     if max_count:
         args.append(f"--max-count={max_count}")
     if since_days:
         args.append(f"--since={since_days}.days.ago")
-    out = git.run(*_CONFIG, *args, *_DIFF_OPTIONS, _FORMAT, *revisions, "--")
+    out = git.run(*_CONFIG, *config, *args, *_DIFF_OPTIONS, _FORMAT, *revisions, "--")
     return list(parse_log(out))
 
 
-def add_merge_diffs(git: Git, commits: Sequence[RawCommit]) -> None:
+def add_merge_diffs(
+    git: Git,
+    commits: Sequence[RawCommit],
+    *,
+    needed: Collection[str] | None = None,
+    config: Sequence[str] = (),
+) -> None:
     """Fill each merge's diffs against its other parents, for the files that differ from
-    its first parent (nothing else can matter). A raw comparison first (trees only, no
-    blob is read) finds the files that differ from that parent too; only those are diffed.
-    Both are one `diff-tree --stdin` per batch of merges."""
-    work = [(c, i) for c in commits for i in range(1, len(c.parents)) if c.diffs]
+    its first parent (nothing else can matter) and whose lines are `needed` (None: all).
+    A raw comparison first (trees only, no blob is read; one `diff-tree --stdin` per batch
+    of merges) finds the files that differ from that parent too; only those are diffed,
+    in groups of merges that share their files (`_groups`): a file one merge needs is not
+    diffed for another merge of its call that took it from the first parent."""
+    merges = {c.sha: _merge_paths(c, needed) for c in commits if len(c.parents) > 1}
+    work = [(c, i) for c in commits if merges.get(c.sha) for i in range(1, len(c.parents))]
     batches = [work[i : i + MERGES_PER_CALL] for i in range(0, len(work), MERGES_PER_CALL)]
 
-    def diff(batch: list[tuple[RawCommit, int]]) -> list[list[FileDiff]]:
-        wanted = [{p for d in c.diffs for p in (d.old_path, d.new_path) if p} for c, _ in batch]
-        differ = _differing(git, batch, set().union(*wanted))
-        paths = set().union(*(w & d for w, d in zip(wanted, differ, strict=True)))
-        if not paths:
-            return [[] for _ in batch]
-        out = _diff_tree(git, batch, paths, _DIFF_OPTIONS)
-        return [parse_patch(block)[0] for block in _blocks(out.split(b"\n"))]
+    def differing(batch: list[tuple[RawCommit, int]]) -> list[set[str]]:
+        return _differing(git, batch, set().union(*(merges[c.sha] for c, _ in batch)))
+
+    def diff(group: _Group) -> list[list[FileDiff]]:
+        out = _diff_tree(git, group.items, group.paths, _DIFF_OPTIONS, config)
+        return [parse_patch(block)[0] for block in _blocks(out)]
 
     with ThreadPoolExecutor(MERGE_THREADS, thread_name_prefix="history-merge") as pool:
-        for batch, found in zip(batches, pool.map(diff, batches), strict=True):
-            for (commit, index), diffs in zip(batch, found, strict=False):
+        differ = [d for found in pool.map(differing, batches) for d in found]
+        for commit, index in work:
+            commit.other_diffs[index] = []
+        groups = _groups(work, [merges[c.sha] for c, _ in work], differ)
+        for group, found in zip(groups, pool.map(diff, groups), strict=True):
+            for (commit, index), diffs in zip(group.items, found, strict=False):
                 commit.other_diffs[index] = diffs
 
 
+@dataclass(slots=True)
+class _Group:
+    """Merges diffed by one call, and the files diffed for all of them."""
+
+    items: list[tuple[RawCommit, int]] = field(default_factory=list)
+    paths: set[str] = field(default_factory=set)
+    # per item: the files it needs, and those that differ from its parent
+    own: list[tuple[set[str], set[str]]] = field(default_factory=list)
+
+    def takes(self, need: set[str], differ: set[str]) -> bool:
+        """Whether adding an item diffs no file that some member does not need."""
+        paths = self.paths | need
+        return (paths & differ) <= need and all((paths & d) <= n for n, d in self.own)
+
+
+def _groups(
+    work: Sequence[tuple[RawCommit, int]],
+    wanted: Sequence[set[str]],
+    differ: Sequence[set[str]],
+) -> list[_Group]:
+    """Merges (with the files each needs diffed: wanted and differing) packed greedily,
+    biggest needs first, so that no call diffs a file for a merge that does not need it."""
+    items = [(item, w & d, d) for item, w, d in zip(work, wanted, differ, strict=True) if w & d]
+    items.sort(key=lambda t: -len(t[1]))
+    groups: list[_Group] = []
+    for item, need, diff in items:
+        group = next((g for g in groups if g.takes(need, diff)), None)
+        if group is None:
+            group = _Group()
+            groups.append(group)
+        group.items.append(item)
+        group.paths |= need
+        group.own.append((need, diff))
+    return groups
+
+
+def _merge_paths(commit: RawCommit, needed: Collection[str] | None) -> set[str]:
+    paths = {p for d in commit.diffs for p in (d.old_path, d.new_path) if p}
+    return paths if needed is None else {p for p in paths if p in needed}
+
+
 def _diff_tree(
-    git: Git, batch: Sequence[tuple[RawCommit, int]], paths: Iterable[str], options: Sequence[str]
+    git: Git,
+    batch: Sequence[tuple[RawCommit, int]],
+    paths: Iterable[str],
+    options: Sequence[str],
+    config: Sequence[str] = (),
 ) -> bytes:
     request = "".join(f"{c.sha} {c.parents[i]}\n" for c, i in batch).encode("ascii")
     return git.run(
-        *_CONFIG, "diff-tree", "--stdin", "--always", "-r", *options,
+        *_CONFIG, *config, "diff-tree", "--stdin", "--always", "-r", *options,
         "--", *(f":(literal){p}" for p in sorted(paths)), input=request,
     )  # fmt: skip
 
@@ -110,24 +178,20 @@ def _differing(git: Git, batch: Sequence[tuple[RawCommit, int]], paths: set[str]
     """Per merge of `batch`, the files among `paths` that differ from that parent."""
     out = _diff_tree(git, batch, paths, ("--raw", "--no-renames", "--no-abbrev"))
     found: list[set[str]] = []
-    for block in _blocks(out.split(b"\n")):
+    for block in _blocks(out):
         names = set()
-        for line in block:
+        for line in block.split(b"\n"):
             if line.startswith(b":") and b"\t" in line:
                 names.add(_path(line.split(b"\t", 1)[1]) or "")
         found.append(names)
     return found + [set() for _ in range(len(batch) - len(found))]
 
 
-def _blocks(lines: Sequence[bytes]) -> list[list[bytes]]:
+def _blocks(out: bytes) -> list[bytes]:
     """`diff-tree --stdin` output cut at each commit line (a bare object id)."""
-    blocks: list[list[bytes]] = []
-    for line in lines:
-        if _OBJECT_ID.match(line):
-            blocks.append([])
-        elif blocks:
-            blocks[-1].append(line)
-    return blocks
+    marks = list(_OBJECT_LINE.finditer(out))
+    ends = [m.start() for m in marks[1:]] + [len(out)]
+    return [out[m.end() + 1 : end] for m, end in zip(marks, ends, strict=True)]
 
 
 def blob_ids(
@@ -158,7 +222,7 @@ def parse_log(out: bytes) -> Iterator[RawCommit]:
         if len(fields) < 8:
             continue
         sha, parents, author, email, at, ct, subject, body = fields[:8]
-        diffs, excerpt = parse_patch(patch.split(b"\n"))
+        diffs, excerpt = parse_patch(patch)
         yield RawCommit(
             sha=sha.strip(),
             parents=tuple(parents.split()),
@@ -173,39 +237,57 @@ def parse_log(out: bytes) -> Iterator[RawCommit]:
         )
 
 
-def parse_patch(lines: Sequence[bytes]) -> tuple[list[FileDiff], str]:
+def parse_patch(patch: bytes) -> tuple[list[FileDiff], str]:
     """File diffs of a `-p -U0` patch, and its first changed lines as an excerpt."""
     diffs: list[FileDiff] = []
     excerpt: list[str] = []
-    current: FileDiff | None = None
-    i, n = 0, len(lines)
-    while i < n:
-        line = lines[i]
-        i += 1
-        if line.startswith(b"diff --git "):
-            current = FileDiff(*_header_paths(line[len(b"diff --git ") :]))
-            diffs.append(current)
-        elif current is None:
-            continue
-        elif line.startswith(b"@@ "):
-            match = _HUNK.match(line)
-            if match is None:
-                continue
+    patch = b"\n" + patch  # every header now follows a newline
+    starts = _line_starts(patch, _FILE, 0, len(patch))
+    for start, end in zip(starts, [*starts[1:], len(patch)], strict=False):
+        hunks = [
+            match
+            for at in _line_starts(patch, _HUNK_START, start, end)
+            if (match := _HUNK.match(patch, at, end)) is not None
+        ]
+        header = patch[start + len(_FILE) - 1 : hunks[0].start() if hunks else end]
+        lines = header.split(b"\n")
+        current = FileDiff(*_header_paths(lines[0]))
+        for line in lines[1:]:
+            _header_line(current, line)
+        diffs.append(current)
+        for match in hunks:
             a, b, c, d = (int(g) if g is not None else 1 for g in match.groups())
             current.hunks.append((a, b, c, d))
-            body = lines[i : i + b + d]
-            i += b + d
-            while i < n and lines[i].startswith(b"\\"):
-                i += 1  # "\ No newline at end of file"
             if len(excerpt) < EXCERPT_LINES:
-                if not excerpt or excerpt[-1] != f"{current.new_path or current.old_path}:":
-                    excerpt.append(f"{current.new_path or current.old_path}:")
-                for raw in body[: EXCERPT_LINES - len(excerpt)]:
-                    # Cut after scrubbing (`scrub_excerpt`): a token cut first is not found.
-                    excerpt.append(raw[:EXCERPT_READ].decode("utf-8", "replace"))
-        else:
-            _header_line(current, line)
+                _add_excerpt(excerpt, current, patch, match.end(), end, b + d)
     return diffs, "\n".join(excerpt)
+
+
+def _line_starts(data: bytes, marker: bytes, start: int, end: int) -> list[int]:
+    """Where the lines that `marker` ("\\n" + their start) opens begin, in data[start:end]."""
+    found = []
+    at = data.find(marker, start, end)
+    while at >= 0:
+        found.append(at + 1)
+        at = data.find(marker, at + len(marker), end)
+    return found
+
+
+def _add_excerpt(
+    excerpt: list[str], diff: FileDiff, patch: bytes, pos: int, end: int, count: int
+) -> None:
+    """Up to `count` lines of a hunk's body from `pos` (until the excerpt is full)."""
+    name = f"{diff.new_path or diff.old_path}:"
+    if not excerpt or excerpt[-1] != name:
+        excerpt.append(name)
+    for _ in range(min(count, EXCERPT_LINES - len(excerpt))):
+        if pos >= end:
+            return
+        stop = patch.find(b"\n", pos, end)
+        stop = end if stop < 0 else stop
+        # Cut after scrubbing (`scrub_excerpt`): a token cut first is not found.
+        excerpt.append(patch[pos : min(stop, pos + EXCERPT_READ)].decode("utf-8", "replace"))
+        pos = stop + 1
 
 
 def _header_line(current: FileDiff, line: bytes) -> None:

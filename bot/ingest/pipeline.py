@@ -171,7 +171,8 @@ class Ingestor:
         # After the index: the table records the commit it matches, so a crash or a failed
         # write here is noticed by lookups and mended by the next ingest.
         stored = symbols.write([f.path for f in listed], source.checkout.commit)
-        history = record_history(self._history, self._symbols, source, name, options.history)
+        kept = [f.path for f in listed]
+        history = record_history(self._history, self._symbols, source, name, options.history, kept)
         report = IngestReport(
             repo=name,
             branch=source.checkout.branch,
