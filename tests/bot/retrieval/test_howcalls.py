@@ -57,7 +57,6 @@ def test_resolution_follows_the_way_the_call_is_written() -> None:
     assert resolve(CallSite("split", "", 3), caller, "", [_def("tests/test_x.py", "split")]) is None
 
 
-
 def test_a_call_never_steps_to_another_overload_of_its_own_method() -> None:
     # `super().unsign(v)` inside an overloaded `Stamped.unsign`: the stubs of the same
     # method are no step of its path; the parent's method is found by name elsewhere
@@ -66,6 +65,7 @@ def test_a_call_never_steps_to_another_overload_of_its_own_method() -> None:
     parent = SymbolDef("r", "pkg/signer.py", "unsign", "Signer.unsign", "method", 10, 20)
     assert resolve(CallSite("unsign", "", 50), impl, "", [stub, impl]) is None
     assert resolve(CallSite("unsign", "self", 50), impl, "", [stub, parent]) == parent
+
 
 def test_preambles_do_not_change_what_a_question_is() -> None:
     plain = detect_symbol_question("what are the main parts of this project?")
