@@ -28,6 +28,10 @@ from tests.support.deployment import slack_env
 from tests.support.gitrepo import GitRepo
 from tests.support.slack_driver import CHANNEL, Driver, replies_in
 
+# Containers start, build an index and stop within the waits below (up to 600 s for `up`);
+# the suite's 120 s per test would cut them short on a loaded machine.
+pytestmark = pytest.mark.timeout(900)
+
 CONFIG = '[[repos]]\nname = "shop"\npath = "/repos/shop"\n'
 CART_PY = '''"""The shopping cart."""
 
