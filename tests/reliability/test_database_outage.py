@@ -101,13 +101,16 @@ def _ask(
 
 
 def _replies(slack: FakeSlack, asked: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    def answers(message: dict[str, Any]) -> list[dict[str, Any]]:
+        return [p for p in replies_in(slack, CHANNEL, message["ts"]) if not _queued(p)]
+
     def all_there() -> list[list[dict[str, Any]]] | None:
-        threads = [replies_in(slack, CHANNEL, m["ts"]) for m in asked]
+        threads = [answers(m) for m in asked]  # a "You're #3 in line" note is not an answer yet
         return threads if all(threads) else None
 
     slack.wait_for(all_there, timeout=60)
     time.sleep(1.0)  # a second reply would come now, if one were coming
-    return [[p for p in replies_in(slack, CHANNEL, m["ts"]) if not _queued(p)] for m in asked]
+    return [answers(m) for m in asked]
 
 
 def _queued(post: dict[str, Any]) -> bool:
