@@ -164,7 +164,8 @@ _HEADER_NAME = re.compile(r"^(?:X-)?[A-Z][a-z]+(?:-[A-Z][a-z]*)+$")
 # Words joined by separators, each perhaps ending in a number (`bert-base-uncased`,
 # `db-replica-2`, `MAX_RETRIES_3`); `jk-qatdz1xcgoz3yssqe` is no words.
 _WORDS = re.compile(
-    r"^[a-z]{1,24}(?:[-_ ](?:[a-z]{1,24}\d{0,4}|\d{1,14}))*$|^[A-Z][A-Z0-9]*(?:_[A-Z]{1,24}\d{0,4})+$"
+    r"^[a-z]{1,24}(?:[-_ ](?:[a-z]{1,24}\d{0,4}|\d{1,14}))*$"
+    r"|^[A-Z][A-Z0-9]*(?:_[A-Z]{1,24}\d{0,4})+$"
 )
 # Capitalised words joined by `_` (`Le_ForceNewDomainKey`, `Netlify_ACCESS_TOKEN`): a
 # shell or config name, whose classes change as often as a key's but only at word starts.
