@@ -29,10 +29,17 @@ def _path_credential(value: str) -> bool:
 
 
 def _service_credential(value: str) -> bool:
-    """A segment of a notification service's URL (`pbul://<token>`, `discord://<id>/<token>`):
-    generated, or a hex key shorter than a commit id or a digest."""
+    """Segments of a notification service's URL (`pbul://<token>`, `discord://<id>/<token>`,
+    `pagerduty://<key>@<key>`), of which one at least is generated (or, at 20 characters,
+    random-looking) or a hex key shorter than a commit id or a digest."""
+    return any(_service_segment(part) for part in re.split(r"[/@:]", value))
+
+
+def _service_segment(value: str) -> bool:
     if is_uuid(value):
         return False
+    if len(value) >= 20 and looks_random(value):
+        return True
     return looks_generated(value) or (is_key_shaped(value) and len(value) < 40)
 
 
@@ -82,7 +89,7 @@ URL_RULES: tuple[TokenRule, ...] = (
         "service_url_credential",
         "://",
         f"(?<![A-Za-z0-9+.-]){_SERVICE_SCHEME}://(?:[^\\s/@:'\"`<>]{{0,64}}[/@:]){{0,6}}?"
-        "(?P<secret>[A-Za-z0-9_-]{16,128})(?![A-Za-z0-9_-])",
+        "(?P<secret>[A-Za-z0-9_-]{16,128}(?:[/@:][A-Za-z0-9_-]{16,128}){0,3})(?![A-Za-z0-9_-])",
         back=21,
         check=_service_credential,
     ),
