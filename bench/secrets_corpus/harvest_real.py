@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+
+from bench.secrets_corpus.harvest import _run
 
 REPOS = (
     "certbot/certbot",
@@ -334,11 +335,6 @@ def harvest(mirrors: Path) -> list[dict[str, object]]:
                          "path": path, **case}
                     )  # fmt: skip
     return out
-
-
-def _run(command: list[str], *, check: bool = True) -> str:
-    done = subprocess.run(command, capture_output=True, check=check)
-    return done.stdout.decode("utf-8", "replace")
 
 
 def main() -> None:
