@@ -67,11 +67,19 @@ def held_out(provider: str) -> bool:
     return zlib.crc32(provider.encode()) % 3 == 0
 
 
+def split_of(planted: Planted) -> str:
+    """dev | held-out (the generated part, by provider) | real files (dev): the harvested
+    lines of the second part, all of them development material."""
+    if planted.context.startswith("real_"):
+        return "real files (dev)"
+    return "held-out" if held_out(planted.fmt.provider) else "dev"
+
+
 def write_repo(folder: Path) -> Path:
-    from bench.secrets_corpus.plant import corpus, lookalikes
+    from bench.secrets_corpus.plant_real import all_lookalikes, all_values
 
     repo = folder / "repo"
-    for item in [*corpus(), *lookalikes()]:
+    for item in [*all_values(), *all_lookalikes()]:
         target = repo / item.path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(item.text)
@@ -156,16 +164,16 @@ def home_bytes(home: Path) -> bytes:
 
 
 def score(variant: str, seconds: float, status: str, blob: bytes) -> Outcome:
-    from bench.secrets_corpus.plant import corpus, lookalikes
+    from bench.secrets_corpus.plant_real import all_lookalikes, all_values
 
     lower = blob.lower()
     out = Outcome(variant, seconds, status)
-    for planted in corpus():
+    for planted in all_values():
         if any(_found(s, blob, lower) for s in planted.secrets):
             out.kept.add(planted.id)
         if planted.canary.encode() not in blob:
             out.lost.add(planted.id)
-    for look in lookalikes():
+    for look in all_lookalikes():
         if look.probe.encode() not in blob:
             out.redacted.add(look.id)
     return out
@@ -195,21 +203,24 @@ def _row(label: str, cells: Iterable[str]) -> str:
 
 def _groups(planted: list[Planted]) -> dict[str, dict[str, list[str]]]:
     groups: dict[str, dict[str, list[str]]] = {"overall": {"all": [p.id for p in planted]}}
-    for title in ("split", "class", "shape", "context"):
+    for title in ("split", "class", "shape", "context", "real files: class", "real files: shape"):
         groups[title] = defaultdict(list)
     for p in planted:
-        groups["split"]["held-out" if held_out(p.fmt.provider) else "dev"].append(p.id)
+        groups["split"][split_of(p)].append(p.id)
         groups["class"][p.cls].append(p.id)
         groups["shape"][p.fmt.shape].append(p.id)
         groups["context"][p.context].append(p.id)
+        if split_of(p) == "real files (dev)":
+            groups["real files: class"][p.cls].append(p.id)
+            groups["real files: shape"][p.fmt.shape].append(p.id)
     return groups
 
 
 def report(outcomes: list[Outcome]) -> str:
-    from bench.secrets_corpus.plant import corpus, lookalikes
+    from bench.secrets_corpus.plant_real import all_lookalikes, all_values
 
-    planted = corpus()
-    looks = lookalikes()
+    planted = all_values()
+    looks = all_lookalikes()
     providers = len({p.fmt.provider for p in planted})
     lines = [f"corpus: {len(planted)} values, {providers} providers; {len(looks)} look-alikes"]
     for title, rows in _groups(planted).items():
@@ -243,12 +254,12 @@ def _describe(planted_id: str, planted: list[Planted]) -> str:
 
 
 def failures(outcome: Outcome, *, dev_only: bool = True) -> list[str]:
-    from bench.secrets_corpus.plant import corpus
+    from bench.secrets_corpus.plant_real import all_values
 
     return [
         _describe(p.id, [p])
-        for p in corpus()
-        if p.id in outcome.kept and not (dev_only and held_out(p.fmt.provider))
+        for p in all_values()
+        if p.id in outcome.kept and not (dev_only and split_of(p) == "held-out")
     ]
 
 

@@ -13,6 +13,7 @@ from collections import Counter
 import pytest
 
 from bench.secrets_corpus.plant import corpus, lookalikes
+from bench.secrets_corpus.plant_real import all_lookalikes, all_values
 from bench.secrets_index_eval import score
 from bot.ingest.secrets import scrub
 
@@ -35,7 +36,7 @@ def test_the_corpus_is_as_broad_as_the_issue_asks():
 
 @pytest.fixture(scope="module")
 def scrubbed() -> dict[str, str]:
-    return {p.id: scrub(p.text, p.path).text for p in [*corpus(), *lookalikes()]}
+    return {p.id: scrub(p.text, p.path).text for p in [*all_values(), *all_lookalikes()]}
 
 
 def test_at_most_3_percent_of_values_survive_scrubbing(scrubbed):
@@ -52,19 +53,19 @@ def test_at_most_5_percent_of_lookalikes_are_redacted(scrubbed):
 
 
 def test_line_counts_never_change(scrubbed):
-    for item in [*corpus(), *lookalikes()]:
+    for item in [*all_values(), *all_lookalikes()]:
         assert scrubbed[item.id].count("\n") == item.text.count("\n"), item.id
 
 
 def test_the_harness_scoring_can_fail_both_ways():
     """Everything in the data directory: every value kept, no look-alike redacted, no file
     lost. Nothing there: no value kept, every look-alike redacted, every file lost."""
-    everything = "\n".join(x.text for x in [*corpus(), *lookalikes()]).encode()
+    everything = "\n".join(x.text for x in [*all_values(), *all_lookalikes()]).encode()
     full = score("all", 0.0, "", everything)
-    assert len(full.kept) == len(corpus()) and not full.redacted and not full.lost
+    assert len(full.kept) == len(all_values()) and not full.redacted and not full.lost
     empty = score("none", 0.0, "", b"")
-    assert not empty.kept and len(empty.redacted) == len(lookalikes())
-    assert len(empty.lost) == len(corpus())
+    assert not empty.kept and len(empty.redacted) == len(all_lookalikes())
+    assert len(empty.lost) == len(all_values())
 
 
 def test_a_value_cut_into_lower_cased_pieces_still_counts_as_kept():

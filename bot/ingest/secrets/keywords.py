@@ -202,7 +202,7 @@ def keyword_hits(text: str, folded: str, path: str) -> Iterator[Hit]:
         if at < done:
             continue
         start, end = _name_span(text, at, stop)
-        strength = name_strength(text[start:end])
+        strength = name_strength(text[start:end]) or _config_password(text[start:end], kind)
         if strength is None:
             done = end
             continue
@@ -218,6 +218,12 @@ def keyword_hits(text: str, folded: str, path: str) -> Iterator[Hit]:
         if hit is not None:
             done = max(done, hit.end)
             yield hit
+
+
+def _config_password(name: str, kind: str) -> Strength | None:
+    """`pass = ...` alone in a config file or a script (rclone's WebDAV and FTP remotes,
+    `.netrc`-like files) names the password; in code `pass` is a statement."""
+    return Strength.PASSWORD if kind == PLAIN and name.lower() in {"pass", "pw"} else None
 
 
 _PROSE_OWNER = re.compile(r"([A-Za-z]{3,24})[ \t]+$")

@@ -5,7 +5,13 @@ from __future__ import annotations
 import re
 
 from bot.ingest.secrets.rules import TokenRule
-from bot.ingest.secrets.values import is_key_shaped, is_placeholder, is_uuid, looks_random
+from bot.ingest.secrets.values import (
+    is_key_shaped,
+    is_placeholder,
+    is_uuid,
+    looks_generated,
+    looks_random,
+)
 
 _SCHEME = "[a-zA-Z][a-zA-Z0-9+.-]{1,20}"
 
@@ -21,6 +27,28 @@ def _generated(value: str) -> bool:
 def _path_credential(value: str) -> bool:
     return _generated(value) and not is_uuid(value)  # `/keys/<uuid>`: a REST path's id
 
+
+def _service_credential(value: str) -> bool:
+    """Segments of a notification service's URL (`pbul://<token>`, `discord://<id>/<token>`,
+    `pagerduty://<key>@<key>`), of which one at least is generated (or, at 20 characters,
+    random-looking) or a hex key shorter than a commit id or a digest."""
+    return any(_service_segment(part) for part in re.split(r"[/@:]", value))
+
+
+def _service_segment(value: str) -> bool:
+    if is_uuid(value):
+        return False
+    if len(value) >= 20 and looks_random(value):
+        return True
+    return looks_generated(value) or (is_key_shaped(value) and len(value) < 40)
+
+
+# Schemes of addresses, not of services whose URL carries the credential (Apprise-style
+# `pover://user@token`, `gotify://host/token`): a web address's path is a location.
+_SERVICE_SCHEME = (
+    r"(?!(?:https?|ftps?|sftp|file|wss?|git|ssh|svn|hg|s3|gs|jdbc|data|mailto|chrome|about"
+    r"|docker|oci|unix|tcp|udp)://)[a-z][a-z0-9+.-]{1,20}"
+)
 
 _PATH_WORDS = tuple(
     f"/{word}/"
@@ -54,6 +82,16 @@ URL_RULES: tuple[TokenRule, ...] = (
         f"{_SCHEME}://(?P<secret>[0-9a-f]{{32,64}})@[\\w.-]+",
         back=21,
         check=is_key_shaped,
+    ),
+    # A notification service's URL: a generated segment in its user, host or path part
+    TokenRule(
+        "url",
+        "service_url_credential",
+        "://",
+        f"(?<![A-Za-z0-9+.-]){_SERVICE_SCHEME}://(?:[^\\s/@:'\"`<>]{{0,64}}[/@:]){{0,6}}?"
+        "(?P<secret>[A-Za-z0-9_-]{16,128}(?:[/@:][A-Za-z0-9_-]{16,128}){0,3})(?![A-Za-z0-9_-])",
+        back=21,
+        check=_service_credential,
     ),
     # Incoming webhooks whose URL is the credential: Mattermost, Rocket.Chat, Gitea, Make...
     TokenRule(
@@ -105,7 +143,7 @@ URL_RULES: tuple[TokenRule, ...] = (
             "url",
             "url_path_credential",
             trigger,
-            f"{re.escape(trigger)}(?:[0-9]{{1,20}}/)?(?P<secret>[A-Za-z0-9_-]{{16,128}})"
+            f"{re.escape(trigger)}(?:[A-Za-z0-9]{{1,24}}/)?(?P<secret>[A-Za-z0-9_-]{{16,128}})"
             "(?![A-Za-z0-9_-])",
             boundary=False,
             check=_path_credential,

@@ -27,7 +27,7 @@ _PLACEHOLDER_WORDS = re.compile(
     r"|put[_-].*|add[_-].*|set[_-].*|xxx.*|\*+|required|optional|default|empty|string|str|value|secret[_-]?value"
     r"|<.*|.*>|not[_-]?set|unset|undefined|n/?a)$"
 )
-_TEMPLATED = re.compile(r"^\$[A-Za-z_(]|^%[A-Za-z_]+%$|\.\.\.|…")
+_TEMPLATED = re.compile(r"^-?\$[A-Za-z_({]|^%[A-Za-z_]+%$|\.\.\.|…")
 # Interpolations: `${NAME}`, `{{ name }}`, `{% tag %}`, `%(name)s`, `{name}`, `$(cmd)`.
 _TEMPLATE_PART = re.compile(
     r"\$\{[\w.:|/ -]*\}|\{\{[^{}]*\}\}|\{%[^{}]*%\}|%\([\w.-]+\)[sdr]"
@@ -164,8 +164,16 @@ _HEADER_NAME = re.compile(r"^(?:X-)?[A-Z][a-z]+(?:-[A-Z][a-z]*)+$")
 # Words joined by separators, each perhaps ending in a number (`bert-base-uncased`,
 # `db-replica-2`, `MAX_RETRIES_3`); `jk-qatdz1xcgoz3yssqe` is no words.
 _WORDS = re.compile(
-    r"^[a-z]{1,24}(?:[-_ ](?:[a-z]{1,24}\d{0,4}|\d{1,14}))*$|^[A-Z]+(?:_[A-Z]{1,24}\d{0,4})+$"
+    r"^[a-z]{1,24}(?:[-_ ](?:[a-z]{1,24}\d{0,4}|\d{1,14}))*$"
+    r"|^[A-Z][A-Z0-9]*(?:_[A-Z]{1,24}\d{0,4})+$"
 )
+# Capitalised words joined by `_` (`Le_ForceNewDomainKey`, `Netlify_ACCESS_TOKEN`): a
+# shell or config name, whose classes change as often as a key's but only at word starts.
+_SNAKE_CAMEL = re.compile(
+    r"^(?:[A-Z][a-z]+|[a-z]{2,}|[A-Z]{1,5})(?:_?[A-Z][a-z]{2,}|_[A-Z]{2,12}|_[a-z]{2,})+$"
+)
+# A character set for `tr -dc` or a password generator: `_A-Z-a-z-0-9`, `A-Za-z0-9!@#$%`.
+_CHARACTER_RANGES = re.compile(r"^[^A-Za-z0-9]*(?:[A-Za-z0-9]-[A-Za-z0-9][^A-Za-z0-9]*){2,}$")
 _REFERENCE = re.compile(
     r"&[a-z]+;|&#\d+;|^(?:os\.|env\.|process\.env|settings\.|config\.|self\.|this\.)"
 )
@@ -242,6 +250,8 @@ def _harmless_shape(value: str) -> bool:
         or (_DOTTED_NAME.match(value) and not _random_part(value))
         or _HEADER_NAME.match(value)
         or _WORDS.match(value)
+        or _SNAKE_CAMEL.match(value)
+        or _CHARACTER_RANGES.match(value)
         or _HASH.match(value)
         or _PUBLIC_IDS.search(value)
         or _ARN.match(value)
