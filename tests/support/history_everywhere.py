@@ -36,6 +36,7 @@ SLACK: LinkFormat = lambda label, url: f"<{url}|{label}>"  # noqa: E731
 DISCORD: LinkFormat = lambda label, url: f"[{label}](<{url}>)"  # noqa: E731
 TERMINAL: LinkFormat = lambda label, url: f"{label} <{url}>"  # noqa: E731
 TERMINAL_SOURCE: LinkFormat = lambda label, url: f"{label} {url}"  # a source: label, then URL  # noqa: E731
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # bold and dim: styles, not text
 _COMMIT = re.compile(rf"{re.escape(WEB)}/commit/([0-9a-f]{{40}})")
 
 
@@ -109,7 +110,8 @@ def check_rendered(received: str, answer: Answer, fmt: LinkFormat, source: LinkF
     starts = [flat.find(source(c.sha[:8], c.url)) for c in commits]
     assert all(s >= 0 for s in starts), (starts, received)
     assert starts == sorted(starts), "commits out of order"
-    for c, start, end in zip(commits, starts, [*starts[1:], len(flat)], strict=True):
+    ends = [*starts[1:], len(flat)][: len(starts)]
+    for c, start, end in zip(commits, starts, ends, strict=True):
         entry = flat[start:end]
         ref = c.changed
         assert ref is not None and c.url == f"{WEB}/commit/{c.sha}"
@@ -140,7 +142,7 @@ def discord_sources(content: str) -> str:
 
 def terminal_sources(output: str) -> str:
     """The terminal's `Sources` block (up to the end of the answer)."""
-    lines = output.replace("\r\n", "\n").split("\n")
+    lines = _ANSI.sub("", output).replace("\r\n", "\n").split("\n")
     assert "Sources" in lines, output
     return "\n".join(lines[lines.index("Sources") + 1 :])
 
