@@ -129,6 +129,13 @@ def check_rendered(received: str, answer: Answer, fmt: LinkFormat, source: LinkF
             assert fmt(f"#{c.changed.pr}", f"{WEB}/pull/{c.changed.pr}") in flat[at:]
 
 
+def check_body(body: str, answer: Answer, source: LinkFormat) -> None:
+    """The answer's own text names each cited commit by its linked label."""
+    for c in answer.citations:
+        if c.kind == "commit":
+            assert source(c.sha[:8], c.url) in body, (c.sha, body)
+
+
 def slack_sources(text: str) -> str:
     """A Slack message's `*Sources*` section (its mrkdwn text)."""
     assert "*Sources*" in text, text

@@ -1,0 +1,108 @@
+"""History questions through the real Bolt app against the fake Slack: a mention, a DM, the
+slash command and the assistant pane each cite the commits the shared core cites, in its
+order, with date, author, subject and mrkdwn links (`<url|label>`) to commits and PRs."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.models import Answer
+from tests.servers.slack_fake import FakeSlack
+from tests.support.history_everywhere import (
+    QUESTIONS,
+    SLACK,
+    check_body,
+    check_rendered,
+    indexed_history,
+    reference,
+    slack_sources,
+)
+from tests.support.slack_driver import CHANNEL, Driver, replies_in
+from tests.support.slack_pane import PANE, ask_in_pane, open_pane, pane_posts
+
+DM = PANE  # the app's DM with the user: flat DMs and pane threads both live there
+
+
+@pytest.fixture(scope="module")
+def history_answers(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Answer]]:
+    history = indexed_history(tmp_path_factory.mktemp("history-slack"))
+    copy = history.home.parent / "reference-home"
+    shutil.copytree(history.home, copy)
+    return history.home, reference(copy)
+
+
+@pytest.fixture
+def indexed_home(history_answers: tuple[Path, dict[str, Answer]]) -> Path:
+    """The conftest's Core starts from this data directory (the history repository)."""
+    return history_answers[0]
+
+
+def _answered(slack: FakeSlack, posts: Callable[[], list[dict[str, Any]]]) -> tuple[str, str]:
+    """Once the answer's last message (the one with 👍/👎) is in: its mrkdwn text, and the
+    text of its section blocks (what Slack shows when it takes the blocks)."""
+
+    def done() -> list[dict[str, Any]] | None:
+        got = posts()
+        return got if got and (got[-1].get("blocks") or [{}])[-1].get("type") == "actions" else None
+
+    got = slack.wait_for(done, timeout=60)
+    text = "\n\n".join(m["text"] for m in got)
+    blocks = [b["text"]["text"] for m in got for b in m["blocks"] if b["type"] == "section"]
+    return text, "\n\n".join(blocks)
+
+
+def _check(received: tuple[str, str], answer: Answer) -> None:
+    for text in received:  # the fallback text and the blocks say the same
+        check_rendered(slack_sources(text), answer, SLACK, SLACK)
+        check_body(text.split("*Sources*", 1)[0], answer, SLACK)
+        assert "](<" not in text  # no Discord markdown
+
+
+def _top_level(slack: FakeSlack, channel: str, skip: int) -> list[dict[str, Any]]:
+    return [m for m in slack.bot_posts(channel) if "thread_ts" not in m][skip:]
+
+
+def test_a_mention_cites_what_the_core_cites(
+    slack: FakeSlack, driver: Driver, history_answers: tuple[Path, dict[str, Answer]]
+) -> None:
+    answers = history_answers[1]
+    for question in QUESTIONS:
+        msg = driver.say(question)
+        _check(_answered(slack, lambda: replies_in(slack, CHANNEL, msg["ts"])), answers[question])
+
+
+def test_a_dm_cites_what_the_core_cites(
+    slack: FakeSlack, driver: Driver, history_answers: tuple[Path, dict[str, Answer]]
+) -> None:
+    answers = history_answers[1]
+    for n, question in enumerate(QUESTIONS):
+        driver.say(question, channel=DM, channel_type="im", mention=False)
+        _check(_answered(slack, lambda n=n: _top_level(slack, DM, n)), answers[question])
+
+
+def test_the_slash_command_cites_what_the_core_cites(
+    slack: FakeSlack, driver: Driver, history_answers: tuple[Path, dict[str, Answer]]
+) -> None:
+    answers = history_answers[1]
+    for n, question in enumerate(QUESTIONS):
+        assert driver.command(f"ask {question}")[0] == 200
+        received = _answered(slack, lambda n=n: _top_level(slack, CHANNEL, n))
+        assert received[0].startswith("*<@UASKER> asked:*")
+        _check(received, answers[question])
+
+
+def test_the_assistant_pane_cites_what_the_core_cites(
+    slack: FakeSlack, driver: Driver, history_answers: tuple[Path, dict[str, Answer]]
+) -> None:
+    answers = history_answers[1]
+    for question in QUESTIONS:
+        thread_ts = open_pane(driver)
+        slack.wait_for(lambda ts=thread_ts: pane_posts(slack, ts))  # the greeting
+        ask_in_pane(driver, thread_ts, question)
+        received = _answered(slack, lambda ts=thread_ts: pane_posts(slack, ts)[1:])
+        _check(received, answers[question])
