@@ -80,18 +80,20 @@ def test_a_dm_cites_what_the_core_cites(
     slack: FakeSlack, driver: Driver, history_answers: tuple[Path, dict[str, Answer]]
 ) -> None:
     answers = history_answers[1]
-    for n, question in enumerate(QUESTIONS):
+    for question in QUESTIONS:
+        seen = len(_top_level(slack, DM, 0))
         driver.say(question, channel=DM, channel_type="im", mention=False)
-        _check(_answered(slack, lambda n=n: _top_level(slack, DM, n)), answers[question])
+        _check(_answered(slack, lambda seen=seen: _top_level(slack, DM, seen)), answers[question])
 
 
 def test_the_slash_command_cites_what_the_core_cites(
     slack: FakeSlack, driver: Driver, history_answers: tuple[Path, dict[str, Answer]]
 ) -> None:
     answers = history_answers[1]
-    for n, question in enumerate(QUESTIONS):
+    for question in QUESTIONS:
+        seen = len(_top_level(slack, CHANNEL, 0))
         assert driver.command(f"ask {question}")[0] == 200
-        received = _answered(slack, lambda n=n: _top_level(slack, CHANNEL, n))
+        received = _answered(slack, lambda seen=seen: _top_level(slack, CHANNEL, seen))
         assert received[0].startswith("*<@UASKER> asked:*")
         _check(received, answers[question])
 
