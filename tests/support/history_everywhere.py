@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bot.config import FileConfig, Settings
 from bot.context import Context
@@ -37,6 +38,7 @@ DISCORD: LinkFormat = lambda label, url: f"[{label}](<{url}>)"  # noqa: E731
 TERMINAL: LinkFormat = lambda label, url: f"{label} <{url}>"  # noqa: E731
 TERMINAL_SOURCE: LinkFormat = lambda label, url: f"{label} {url}"  # a source: label, then URL  # noqa: E731
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # bold and dim: styles, not text
+_SOURCE = re.compile(r'<source-[0-9a-f]+ n="(\d+)" at="([^"]*)"')
 _COMMIT = re.compile(rf"{re.escape(WEB)}/commit/([0-9a-f]{{40}})")
 
 
@@ -127,6 +129,18 @@ def check_rendered(received: str, answer: Answer, fmt: LinkFormat, source: LinkF
         assert at >= 0 and f"last changed {changed} ({c.changed.date}" in flat[at:], received
         if c.changed.pr:
             assert fmt(f"#{c.changed.pr}", f"{WEB}/pull/{c.changed.pr}") in flat[at:]
+
+
+def cite_two_commits_and_the_code(body: dict[str, Any]) -> str:
+    """A fake model's reply (`FakeOpenAI.chat_reply`) as a model writes one: the first two
+    commit sources it was given, then every code source, as `[n]`."""
+    prompt = str(body["messages"][-1]["content"])
+    sources = _SOURCE.findall(prompt)
+    commits = [n for n, at in sources if at.startswith("demo: commit ")][:2]
+    code = [n for n, at in sources if not at.startswith("demo: commit ")]
+    return f"It changed in {' and '.join(f'[{n}]' for n in commits)}; the code: " + " ".join(
+        f"[{n}]" for n in code
+    )
 
 
 def check_body(body: str, answer: Answer, source: LinkFormat) -> None:

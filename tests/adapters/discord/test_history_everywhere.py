@@ -14,14 +14,18 @@ import pytest
 
 from bot.core import Core
 from bot.models import Answer
+from tests.servers.openai_fake import FakeOpenAI
 from tests.support.discord_gateway import ALICE, OPEN_CHANNEL, THREAD_CHANNEL, bot_user, mention
 from tests.support.discord_harness import Harness, run, running
 from tests.support.history_everywhere import (
     DISCORD,
     QUESTIONS,
+    WHO,
+    WHY,
     History,
     check_body,
     check_rendered,
+    cite_two_commits_and_the_code,
     discord_sources,
     indexed_history,
     reference,
@@ -111,3 +115,39 @@ def test_the_ask_command_cites_what_the_core_cites(core: Core, answers: dict[str
                 _check(content, answers[question])
 
     run(scenario())
+
+
+def test_a_model_answer_links_the_commits_it_cites(
+    llm_core: Core, llm: FakeOpenAI, answers: dict[str, Answer]
+) -> None:
+    """The model cites commits as [n] like code: masked links in the text and the footer;
+    the code it cites says what last changed it."""
+    llm.chat_reply = cite_two_commits_and_the_code
+    given: list[Answer] = []
+    real = llm_core.ask_stream
+    llm_core.ask_stream = lambda *a, **k: real(*a, **k).then(keep(given))  # type: ignore[method-assign]
+
+    async def scenario() -> None:
+        async with running(llm_core) as h:
+            for question in (WHY, WHO):
+                seen = len(h.fake.bot_messages(OPEN_CHANNEL))
+                h.say(OPEN_CHANNEL, mention(question), mentions=[bot_user()])
+                content = await _answered(h, lambda: h.fake.bot_messages(OPEN_CHANNEL), seen)
+                answer = given[-1]
+                assert answer.mode == "llm"
+                cited = [c.sha for c in answer.citations if c.kind == "commit"]
+                reference = [c.sha for c in answers[question].citations if c.kind == "commit"]
+                assert cited == reference[:2]  # the two it cited: the ranking's first two
+                _check(content, answer)
+
+    run(scenario())
+    code = [c for a in given for c in a.citations if c.kind == "code"]
+    assert code and all(c.changed for c in code), code
+
+
+def keep(into: list[Answer]) -> Callable[[Answer], Answer]:
+    def kept(answer: Answer) -> Answer:
+        into.append(answer)
+        return answer
+
+    return kept

@@ -5,25 +5,30 @@ order, with date, author, subject and mrkdwn links (`<url|label>`) to commits an
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bot.models import Answer
+from tests.servers.openai_fake import FakeOpenAI
 from tests.servers.slack_fake import FakeSlack
 from tests.support.history_everywhere import (
     QUESTIONS,
     SLACK,
+    WHO,
+    WHY,
     check_body,
     check_rendered,
+    cite_two_commits_and_the_code,
     indexed_history,
     reference,
     slack_sources,
 )
-from tests.support.slack_driver import CHANNEL, Driver, replies_in
+from tests.support.slack_driver import CHANNEL, Driver, Recorded, replies_in
 from tests.support.slack_pane import PANE, ask_in_pane, open_pane, pane_posts
+from tests.support.streaming import KEY
 
 DM = PANE  # the app's DM with the user: flat DMs and pane threads both live there
 
@@ -37,9 +42,35 @@ def history_answers(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dic
 
 
 @pytest.fixture
-def indexed_home(history_answers: tuple[Path, dict[str, Answer]]) -> Path:
-    """The conftest's Core starts from this data directory (the history repository)."""
+def answering() -> str:
+    """How the Core answers: "extractive" (no model), or "model" (parametrized)."""
+    return "extractive"
+
+
+@pytest.fixture
+def indexed_home(
+    history_answers: tuple[Path, dict[str, Answer]],
+    answering: str,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Path:
+    """The conftest's Core starts from this data directory (the history repository); with
+    `answering` "model" it answers with the fake model (its env is set first)."""
+    if answering == "model":
+        model: FakeOpenAI = request.getfixturevalue("model")
+        monkeypatch.setenv("OPENAI_API_KEY", KEY)
+        monkeypatch.setenv("OPENAI_BASE_URL", model.base_url)
+        monkeypatch.setenv("CODECITE_EMBED_MODEL", "none")
+        monkeypatch.setenv("CODECITE_STREAM", "1")
     return history_answers[0]
+
+
+@pytest.fixture
+def model() -> Iterator[FakeOpenAI]:
+    """A model that cites the first two commits it was given and the code."""
+    with FakeOpenAI() as fake:
+        fake.chat_reply = cite_two_commits_and_the_code
+        yield fake
 
 
 def _answered(slack: FakeSlack, posts: Callable[[], list[dict[str, Any]]]) -> tuple[str, str]:
@@ -108,3 +139,26 @@ def test_the_assistant_pane_cites_what_the_core_cites(
         ask_in_pane(driver, thread_ts, question)
         received = _answered(slack, lambda ts=thread_ts: pane_posts(slack, ts)[1:])
         _check(received, answers[question])
+
+
+@pytest.mark.parametrize("answering", ["model"])
+def test_a_model_answer_links_the_commits_it_cites(
+    slack: FakeSlack,
+    driver: Driver,
+    recorded: Recorded,
+    history_answers: tuple[Path, dict[str, Answer]],
+) -> None:
+    """With a model the commits are sources it cites as [n]: each becomes the commit's
+    linked label in the text, and a source line like any other; code it cites says what last
+    changed it."""
+    for n, question in enumerate((WHY, WHO)):
+        msg = driver.say(question)
+        received = _answered(slack, lambda ts=msg["ts"]: replies_in(slack, CHANNEL, ts))
+        answer = recorded.answers[n]
+        assert answer.mode == "llm"  # written whole, then posted: history answers do not stream
+        cited = [c.sha for c in answer.citations if c.kind == "commit"]
+        reference = [c.sha for c in history_answers[1][question].citations if c.kind == "commit"]
+        assert cited == reference[:2]  # the two it cited: the ranking's first two
+        _check(received, answer)
+    code = [c for a in recorded.answers for c in a.citations if c.kind == "code"]
+    assert code and all(c.changed for c in code), code  # f5's lines, beside its commits
