@@ -98,6 +98,21 @@ def _top_level(slack: FakeSlack, channel: str, skip: int) -> list[dict[str, Any]
     return [m for m in slack.bot_posts(channel) if "thread_ts" not in m][skip:]
 
 
+def _each_top_level(
+    slack: FakeSlack, channel: str, ask: Callable[[str], object], answers: dict[str, Answer]
+) -> list[str]:
+    """Ask every question in turn, check each answer as posted at the top of `channel`;
+    their texts."""
+    texts = []
+    for question in QUESTIONS:
+        seen = len(_top_level(slack, channel, 0))
+        ask(question)
+        received = _answered(slack, lambda seen=seen: _top_level(slack, channel, seen))
+        texts.append(received[0])
+        _check(received, answers[question])
+    return texts
+
+
 def test_a_mention_cites_what_the_core_cites(
     slack: FakeSlack, driver: Driver, history_answers: tuple[Path, dict[str, Answer]]
 ) -> None:
@@ -110,23 +125,22 @@ def test_a_mention_cites_what_the_core_cites(
 def test_a_dm_cites_what_the_core_cites(
     slack: FakeSlack, driver: Driver, history_answers: tuple[Path, dict[str, Answer]]
 ) -> None:
-    answers = history_answers[1]
-    for question in QUESTIONS:
-        seen = len(_top_level(slack, DM, 0))
-        driver.say(question, channel=DM, channel_type="im", mention=False)
-        _check(_answered(slack, lambda seen=seen: _top_level(slack, DM, seen)), answers[question])
+    def ask(question: str) -> object:
+        return driver.say(question, channel=DM, channel_type="im", mention=False)
+
+    _each_top_level(slack, DM, ask, history_answers[1])
 
 
 def test_the_slash_command_cites_what_the_core_cites(
     slack: FakeSlack, driver: Driver, history_answers: tuple[Path, dict[str, Answer]]
 ) -> None:
-    answers = history_answers[1]
-    for question in QUESTIONS:
-        seen = len(_top_level(slack, CHANNEL, 0))
-        assert driver.command(f"ask {question}")[0] == 200
-        received = _answered(slack, lambda seen=seen: _top_level(slack, CHANNEL, seen))
-        assert received[0].startswith("*<@UASKER> asked:*")
-        _check(received, answers[question])
+    def ask(question: str) -> object:
+        status, _, _ = driver.command(f"ask {question}")
+        assert status == 200
+        return status
+
+    texts = _each_top_level(slack, CHANNEL, ask, history_answers[1])
+    assert all(t.startswith("*<@UASKER> asked:*") for t in texts)
 
 
 def test_the_assistant_pane_cites_what_the_core_cites(
