@@ -39,7 +39,6 @@ TERMINAL: LinkFormat = lambda label, url: f"{label} <{url}>"  # noqa: E731
 TERMINAL_SOURCE: LinkFormat = lambda label, url: f"{label} {url}"  # a source: label, then URL  # noqa: E731
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # bold and dim: styles, not text
 _SOURCE = re.compile(r'<source-[0-9a-f]+ n="(\d+)" at="([^"]*)"')
-_COMMIT = re.compile(rf"{re.escape(WEB)}/commit/([0-9a-f]{{40}})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,8 +165,3 @@ def terminal_sources(output: str) -> str:
     lines = _ANSI.sub("", output).replace("\r\n", "\n").split("\n")
     assert "Sources" in lines, output
     return "\n".join(lines[lines.index("Sources") + 1 :])
-
-
-def commit_order(text: str) -> list[str]:
-    """The commit pages a text links, in order, each once."""
-    return list(dict.fromkeys(_COMMIT.findall(text)))
