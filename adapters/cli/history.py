@@ -68,7 +68,8 @@ def print_log(console: Console, result: LogResult) -> None:
     what = f" touching {result.target}" if result.target else ""
     say(console, f"Recorded commits of {result.repo}{what}, newest first:", style="bold")
     for c in result.commits:
-        pr = f" (#{c.pr})" if c.pr else ""
+        pr = f" (#{c.pr})" if c.pr and f"#{c.pr}" not in c.subject else ""
         say(console, f"  {c.sha[:8]}  {c.date}  {c.author}  {c.subject}{pr}", hang=12)
-        if c.url:
-            say(console, f"            {c.url}", style="dim")
+        for url in (c.url, c.pr_url):  # the commit's page, then its pull request's
+            if url:
+                say(console, f"            {url}", style="dim")

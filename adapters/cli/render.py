@@ -71,7 +71,7 @@ def print_footer(console: Console, answer: Answer, *, details: bool = True) -> N
         say(console, "Sources", style="bold")
         for cite in answer.citations:
             where = cite.url or f"({cite.repo})"  # a local repository: its name
-            note = citation_note(cite, lambda label, url: label)  # links: the URL beside it
+            note = citation_note(cite, plain_link)
             say(console, f"  {cite.label}  {where}{note}", style="dim", hang=SOURCE_HANG)
     if answer.freshness:
         console.print()
@@ -87,6 +87,12 @@ def print_footer(console: Console, answer: Answer, *, details: bool = True) -> N
         if u.embedding_tokens:
             tokens += f" / {u.embedding_tokens} embedding"
         say(console, f"{answer.mode} answer in {total:.2f}s; tokens {tokens}", style="dim")
+
+
+def plain_link(label: str, url: str) -> str:
+    """A link as a terminal shows it: the label, then the URL itself in angle brackets (so
+    the terminal's URL detection stops at `>`, not at the `)` or `,` after it)."""
+    return f"{label} <{url}>" if url else label
 
 
 def print_report(console: Console, report: IngestReport, embed_model: str = "") -> None:

@@ -22,7 +22,7 @@ MESSAGE_LIMIT = 2000  # Discord's hard limit on message content
 SAFE_LIMIT = MESSAGE_LIMIT - 100
 QUOTE_LIMIT = 300  # how much of a slash-command question is echoed above the answer
 THREAD_NAME_LIMIT = 90  # Discord allows 100
-NOTES = 5  # cited places whose last change the footer names
+NOTES = 8  # cited places (or commits) the footer names: as many as Slack's sources show
 
 ZWSP = "\u200b"
 _MASS_MENTION = re.compile(r"@(everyone|here)", re.IGNORECASE)
@@ -62,11 +62,13 @@ def link_answer(answer: Answer) -> str:
 
 def freshness_footer(answer: Answer) -> str:
     """Small print: what last changed the cited code (or each cited commit), and freshness."""
+    noted = [c for c in answer.citations if c.changed is not None]
     lines = [
         f"-# {citation_link(c.label, c.url or _LOCAL)}{citation_note(c, citation_link)}"
-        for c in answer.citations[:NOTES]
-        if c.changed is not None
+        for c in noted[:NOTES]
     ]
+    if len(noted) > NOTES:
+        lines.append(f"-# …and {len(noted) - NOTES} more")
     if answer.freshness:
         lines.append("-# " + " · ".join(f.describe() for f in answer.freshness))
     return "\n".join(lines)

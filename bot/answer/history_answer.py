@@ -169,12 +169,17 @@ class HistoryAnswers:
         """The recorded commits that touched a path or a symbol of `repo`, newest first."""
         corpus = self._current(repo, states)
         if corpus is None:
-            raise BotError(
-                f"No history is recorded for {repo} at its indexed commit; index it again."
-            )
+            raise BotError(_no_history(repo, self._recorded(repo, states)))
         return log_of(
             corpus, repo, target, states[repo].web_url, self._lines_of, self._symbols, limit
         )
+
+    def _recorded(self, repo: str, states: dict[str, RepoState]) -> bool:
+        """Whether any history of `repo` is recorded (maybe at an older commit)."""
+        try:
+            return repo in states and self.search.corpus(repo) is not None
+        except BotError:
+            return True  # recorded, but unreadable now: indexing again rewrites it
 
     def _lines_of(self, repo: str, path: str) -> FileLines | None:
         return self.search.lines(repo, [path]).get(path)
@@ -296,6 +301,15 @@ class HistoryAnswers:
         ordered = sorted(citations, key=lambda c: c.kind != "commit")  # commits first, stable
         usage = Usage(completion.prompt_tokens, completion.completion_tokens)
         return text, tuple(ordered), usage
+
+
+def _no_history(repo: str, recorded: bool) -> str:
+    if recorded:
+        return f"No history is recorded for {repo} at its indexed commit; index it again."
+    return (
+        f"No history is recorded for {repo}: it was indexed without it (`--no-history` or "
+        "`history = false`); index it with history to ask about its commits."
+    )
 
 
 def _urls(c: Citation) -> list[str]:

@@ -39,7 +39,8 @@ def log_of(
         return _result(repo, "", newest[:limit], web_url)
     by_path = [c for c in newest if any(p == target or p.startswith(target + "/") for p in c.paths)]
     if by_path:
-        return _result(repo, target, by_path[:limit], web_url)
+        followed = _followed(corpus, by_path, lines_of(repo, target))
+        return _result(repo, target, followed[:limit], web_url)
     found = symbols.definitions(target, repos=frozenset({repo}), limit=5) if symbols else []
     for d in found:
         commits = corpus.touching(lines_of(repo, d.path), d.start_line, d.end_line)
@@ -50,6 +51,19 @@ def log_of(
     if named:
         return _result(repo, target, named[:limit], web_url)
     raise BotError(f"No recorded commit of {repo} touched a path or symbol named {target!r}.")
+
+
+def _followed(
+    corpus: CommitCorpus, by_path: list[CommitRecord], lines: FileLines | None
+) -> list[CommitRecord]:
+    """A file's commits and those that wrote its current lines under an earlier name (a
+    rename followed back, like `git log --follow`, through the line attribution), newest
+    first. A commit before a rename whose lines were all replaced since is not among them."""
+    if lines is None:
+        return by_path
+    end = sum(count for count, _ in lines.runs)
+    found = {c.sha: c for c in [*by_path, *corpus.touching(lines, 1, end)]}
+    return sorted(found.values(), key=lambda c: (c.committed, c.seq), reverse=True)
 
 
 def _result(repo: str, target: str, commits: list[CommitRecord], web_url: str) -> LogResult:

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from adapters.discord.render import (
     MESSAGE_LIMIT,
+    NOTES,
     ZWSP,
     neutralise_mentions,
     quote_question,
@@ -16,7 +17,8 @@ from adapters.discord.render import (
     strip_mention,
     thread_name,
 )
-from bot.models import Answer, Citation, Freshness
+from adapters.slack.render import MAX_SOURCES
+from bot.models import Answer, ChangeRef, Citation, Freshness
 from tests.support.prose import long_paragraph
 
 URL = "https://github.com/acme/demo/blob/abc1234/src/hooks.py#L6-L12"
@@ -151,3 +153,16 @@ def test_a_paragraph_over_the_message_limit_is_split_between_words() -> None:
         assert len(pieces) >= 4
         assert all(len(piece) <= MESSAGE_LIMIT for piece in pieces)
         assert [w for piece in pieces for w in piece.split()] == paragraph.split()
+
+
+def test_the_footer_names_as_many_commits_as_slack_and_counts_the_rest() -> None:
+    def commit(n: int) -> Citation:
+        sha = f"{n:02d}" + "ab" * 19
+        ref = ChangeRef(sha, "2024-04-30", "Ann", f"Change {n}", url=f"https://h.test/c/{sha}")
+        return Citation("demo", "a.py", 0, 0, ref.url, kind="commit", sha=sha, changed=ref)
+
+    text = "\n".join(render_answer(answer("Commits.", *(commit(n) for n in range(11)))))
+    notes = [line for line in text.splitlines() if line.startswith("-# [")]
+    assert NOTES == MAX_SOURCES and len(notes) == NOTES
+    assert [n[4:6] for n in notes] == [f"{n:02d}" for n in range(NOTES)]  # the answer's order
+    assert f"-# …and {11 - NOTES} more" in text
