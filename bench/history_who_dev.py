@@ -12,6 +12,8 @@ definition's lines at the clone's HEAD. codecite indexes the clone with its whol
   ingest   the commits recorded as changing the definition's lines lead with another
            commit than git's: the line attribution is wrong (`recorded` names it; `rank`:
            where the gold is among the recorded ones, -1 when absent)
+  unrecognised  the attribution is right but the answer cites no commit (the question
+           was not taken for a history question)
   chosen   the recorded attribution is right but the answer looked at other lines
 
 with git's facts about the gold beside it: a merge, renamed or moved since.
@@ -78,6 +80,7 @@ def run_repo(system: CodeciteHistory, clones: Path, spec: str, size: int, seed: 
         row["miss"] = (
             None if cited[:1] == [change.sha]
             else "ingest" if mine[:1] != [change.sha]
+            else "unrecognised" if not cited
             else "chosen"
         )  # fmt: skip
         rows.append(row)
