@@ -1,4 +1,4 @@
-""""Who made the last change to X": the phrasings that ask for the newest change's author
+""" "Who made the last change to X": the phrasings that ask for the newest change's author
 without a verb `history_intent`'s patterns know ("who made the most recent change to X",
 "who was the last to touch X", "the last person to edit X", "whose commit last changed X").
 

@@ -1,4 +1,4 @@
-""""Who made the last change to X" in the phrasings without a change verb after "who"."""
+""" "Who made the last change to X" in the phrasings without a change verb after "who"."""
 
 from __future__ import annotations
 
