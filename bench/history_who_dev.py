@@ -36,9 +36,12 @@ from bench.history_codecite import CodeciteHistory, index_name
 from bench.history_git import last_change, open_clone, run_git
 
 PHRASINGS = (
-    "who last changed {}?",
-    "who made the most recent change to {}, and when?",
-    "who touched {} last?",
+    "who last changed {name}?",
+    "who made the most recent change to {name}, and when?",
+    "who touched {name} last?",
+    "who last modified `{name}`?",
+    "who was the last person to edit {name} in {path}?",
+    "when was {name} last changed, and by whom?",
 )
 
 
@@ -65,7 +68,7 @@ def run_repo(system: CodeciteHistory, clones: Path, spec: str, size: int, seed: 
         from bot.models import Question
 
         change = last_change(git_dir, commit, s.path, s.start, s.end)
-        question = PHRASINGS[i % len(PHRASINGS)].format(s.name)
+        question = PHRASINGS[i % len(PHRASINGS)].format(name=s.name, path=s.path)
         answer = core.answer(Question(question, scope=frozenset({name})))
         cited = [c.sha for c in answer.citations if getattr(c, "kind", "code") == "commit"]
         mine = recorded(core, name, s.path, s.start, s.end)
