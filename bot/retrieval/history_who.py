@@ -38,3 +38,20 @@ _LAST_CHANGE = re.compile(
 def asks_last_change(question: str) -> bool:
     """True when `question` asks who made the newest change to something."""
     return bool(_LAST_CHANGE.search(question))
+
+
+# `Owner::name` (Rust, C++, Ruby, PHP), `Owner#name` (Ruby and JS docs), `Owner->name`
+_QUALIFIED = re.compile(r"`?\b([A-Za-z_]\w*(?:(?:::|#|->|\.)[A-Za-z_]\w*)+)\b`?")
+_SEPARATORS = re.compile(r"::|#|->")
+
+
+def qualified_names(question: str) -> list[str]:
+    """The qualified names `question` holds as the symbol table spells them, each then its
+    shorter suffixes down to `Owner.name` (a crate, module or package path in front of
+    the owner is not part of a definition's name): `crate::error::Error::msg` ->
+    `crate.error.Error.msg`, `error.Error.msg`, `Error.msg`."""
+    names: list[str] = []
+    for match in _QUALIFIED.finditer(question):
+        parts = _SEPARATORS.sub(".", match.group(1)).split(".")
+        names += [".".join(parts[i:]) for i in range(len(parts) - 1)]
+    return list(dict.fromkeys(names))
