@@ -49,9 +49,12 @@ def qualified_names(question: str) -> list[str]:
     """The qualified names `question` holds as the symbol table spells them, each then its
     shorter suffixes down to `Owner.name` (a crate, module or package path in front of
     the owner is not part of a definition's name): `crate::error::Error::msg` ->
-    `crate.error.Error.msg`, `error.Error.msg`, `Error.msg`."""
+    `crate.error.Error.msg`, `error.Error.msg`, `Error.msg`; a JavaScript method set on a
+    prototype is its owner's (`Runner.prototype.run` -> `Runner.run`)."""
     names: list[str] = []
     for match in _QUALIFIED.finditer(question):
         parts = _SEPARATORS.sub(".", match.group(1)).split(".")
+        if "prototype" in parts[1:-1]:  # `Runner.prototype.run = ...` defines `Runner.run`
+            parts = [p for i, p in enumerate(parts) if p != "prototype" or i in (0, len(parts) - 1)]
         names += [".".join(parts[i:]) for i in range(len(parts) - 1)]
     return list(dict.fromkeys(names))

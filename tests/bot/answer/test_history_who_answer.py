@@ -69,4 +69,36 @@ def test_qualified_names_are_spelled_as_the_symbol_table_spells_them() -> None:
         "error.Error.msg",
         "Error.msg",
     ]
+    assert qualified_names("who last changed Runner.prototype.run?") == ["Runner.run"]
     assert qualified_names("who last changed render?") == []
+
+
+JS = """function Runner(suite) {
+  this.suite = suite;
+}
+
+Runner.prototype.run = function (fn) {
+  return fn(this.suite);
+};
+
+Runner.prototype.abort = function () {
+  this.suite = null;
+};
+"""
+
+
+def test_a_method_set_on_a_prototype_is_its_owners(make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo("demo")
+    repo.write("lib/runner.js", JS)
+    commit_as(repo, "Add Runner", "Ann", 1_700_000_000)
+    repo.write("lib/runner.js", JS.replace("fn(this.suite)", "fn(this.suite, 1)"))
+    run = commit_as(repo, "Run with one", "Bob", 1_700_000_100)
+    repo.write(
+        "lib/runner.js",
+        JS.replace("fn(this.suite)", "fn(this.suite, 1)").replace("= null", "= undefined"),
+    )
+    commit_as(repo, "Abort to undefined", "Cy", 1_700_000_200)
+    core = Core.from_settings(Settings(), FileConfig())
+    core.index_repo(str(repo.path), name="demo")
+    assert _first_commit(core, "who last changed Runner.prototype.run?") == run
+    core.close()
