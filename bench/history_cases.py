@@ -221,10 +221,9 @@ def cmd_symbols(args: argparse.Namespace) -> int:
     clones = Clones(args.clones)
     git_dir = clones.git_dir(args.repo)
     commit = args.commit or run_git(git_dir, "rev-parse", "HEAD^{commit}").strip()
-    symbols = _scan(git_dir, commit, args.under)
-    names = Counter(s.name for s in symbols)
-    pool = [s for s in symbols if names[s.name] == 1 and args.min_lines <= s.lines <= 80]
-    sample = random.Random(args.seed).sample(pool, min(args.sample, len(pool)))
+    symbols, pool, sample = sample_symbols(
+        git_dir, commit, args.under, args.sample, args.seed, args.min_lines
+    )
     rows = []
     for s in sample:
         change = last_change(git_dir, commit, s.path, s.start, s.end)
@@ -246,6 +245,18 @@ def cmd_symbols(args: argparse.Namespace) -> int:
     write_rows(args.out, rows)
     print(f"{len(symbols)} definitions, {len(pool)} unique and 4-80 lines, {len(rows)} sampled")
     return 0
+
+
+def sample_symbols(
+    git_dir: Path, commit: str, under: Sequence[str], size: int, seed: int, min_lines: int
+) -> tuple[list[Symbol], list[Symbol], list[Symbol]]:
+    """Every definition, those defined once and `min_lines`-80 lines long, and `size` of
+    those drawn with `seed`."""
+    symbols = _scan(git_dir, commit, under)
+    names = Counter(s.name for s in symbols)
+    pool = [s for s in symbols if names[s.name] == 1 and min_lines <= s.lines <= 80]
+    sample = random.Random(seed).sample(pool, min(size, len(pool)))
+    return symbols, pool, sample
 
 
 def history_subject(history: History, sha: str) -> str:

@@ -106,6 +106,10 @@ class CodeciteHistory:
             cited = []
         return {"answer": cited, "search": self._search(name, question)}
 
+    def core(self) -> Any:
+        """The in-process Core over every repository prepared so far."""
+        return self._open()
+
     def _open(self) -> Any:
         if self._core is None:  # after every index: the in-process Core sees them all
             from bench.systems import CodeciteSystem

@@ -31,6 +31,7 @@ from bot.llm.chat import LLM
 from bot.models import Answer, ChangeRef, Citation, Question, RepoState, Usage
 from bot.retrieval.history_intent import HistoryIntent, history_intent
 from bot.retrieval.history_search import CodePlace, CommitCorpus, CommitHit, CommitSearch
+from bot.retrieval.history_who import qualified_names
 from bot.retrieval.query import analyze
 from bot.retrieval.retriever import COMMIT, Retrieval, Retriever, Source
 from bot.store.base import SymbolTable
@@ -217,9 +218,11 @@ class HistoryAnswers:
         if self._symbols is None:
             return []
         words = [a or b for a, b in _NAME.findall(text)]
-        names = list(analyze(text).symbols) + [
-            w.strip("()") for w in words if w.lower() not in _WORDS and len(w) > 1
-        ]
+        names = (
+            qualified_names(text)
+            + list(analyze(text).symbols)
+            + [w.strip("()") for w in words if w.lower() not in _WORDS and len(w) > 1]
+        )
         found: list[CodePlace] = []
         for name in list(dict.fromkeys(names))[:6]:
             defs = self._symbols.definitions(name, repos=repos, limit=10)

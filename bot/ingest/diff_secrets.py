@@ -14,6 +14,8 @@ redacted.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from bot.ingest.filters import path_reason
 from bot.ingest.secrets import REDACTED, scrub
 
@@ -32,9 +34,16 @@ def scrub_excerpt(excerpt: str, width: int) -> str:
             continue
         out += _scrubbed(path, markers, lines)
         path, markers, lines = line.removesuffix(":"), [], []
-        out.append(scrub(line).text)  # a path may hold a token
+        out.append(_path_line(line))
     out += _scrubbed(path, markers, lines)
     return "\n".join(line[:width] for line in out)
+
+
+@lru_cache(maxsize=4096)
+def _path_line(line: str) -> str:
+    """A `path:` line scrubbed (a path may hold a token); the same paths recur in many
+    commits' excerpts, and scrubbing is a pure function of the text."""
+    return scrub(line).text
 
 
 def _scrubbed(path: str, markers: list[str], lines: list[str]) -> list[str]:

@@ -293,8 +293,8 @@ def _fetch_diff_blobs(access: GitAccess, revisions: Sequence[str], limit: int, d
 
 
 def _record(commit: RawCommit, seq: int, tags: dict[str, list[str]]) -> CommitRecord:
-    subject = scrub(commit.subject, "").text
-    body = scrub(commit.body[:BODY_CHARS], "").text
+    subject = _scrubbed(commit.subject)
+    body = _scrubbed(commit.body[:BODY_CHARS])
     message = f"{subject}\n{body}"
     prs = _pull_requests(subject, body)
     refs = tuple(dict.fromkeys(int(n) for n in _REF.findall(message) if int(n) not in prs))[:20]
@@ -321,6 +321,11 @@ def _record(commit: RawCommit, seq: int, tags: dict[str, list[str]]) -> CommitRe
         ranges=ranges[:20_000],
         excerpt=excerpt,
     )
+
+
+def _scrubbed(text: str) -> str:
+    """`text` with its secrets redacted; blank text (most bodies) has none to look for."""
+    return scrub(text, "").text if text.strip() else text
 
 
 def _pull_requests(subject: str, body: str) -> tuple[int, ...]:

@@ -156,25 +156,26 @@ def _merged(
 ) -> list[LineState]:
     """A merge's file: lines new against its first parent take the state of another parent
     that has them, and lines that differ from some parents record which (`marks`);
+    `lines` (the first parent's with the merge's diff applied) is updated in place;
     `others[i - 1]`: the merge's diffs against parent i by new path.
     Only the lines a diff names are visited: merges of big files stay cheap."""
-    result = list(lines)
-    own = {i for i in _added(diff.hunks) if i < len(result)}  # differ from the first parent
-    gaps = {c for _, _, c, d in diff.hunks if d == 0 and c < len(result) and c not in own}
+    result = lines
+    size = len(result)
+    own = {i for i in _added(diff.hunks) if i < size}  # differ from the first parent
+    gaps = {c for _, _, c, d in diff.hunks if d == 0 and c < size and c not in own}
     for i in gaps:  # a deletion against the first parent: the merge's only if no parent has it
         state = result[i]
         result[i] = LineState(state.hist, 0, state.marks)
     first = own | gaps
-    differs: dict[int, set[int]] = {i: {0} for i in first}
+    differ = [first]  # per parent index: the lines that differ from that parent
     taken: set[int] = set()
     for index in range(1, len(parents)):
         other = others[index - 1].get(diff.new_path)
         source_path = diff.new_path if other is None else other.old_path
         source = parents[index].get(source_path, []) if source_path else []
         hunks = other.hunks if other is not None else []
-        changed = {i for i in _added(hunks) if i < len(result)}
-        for i in changed:
-            differs.setdefault(i, set()).add(index)
+        changed = {i for i in _added(hunks) if i < size}
+        differ.append(changed)
         mapper = _LineMap(hunks)
         for i in sorted(first - taken - changed):
             mapped = mapper.line(i + 1)
@@ -183,14 +184,38 @@ def _merged(
     for i in gaps - taken:
         state = result[i]
         result[i] = LineState(state.hist, seq, state.marks)
-    parents_count = len(parents)
-    for i, sides in differs.items():
-        if len(sides) >= parents_count:
-            continue  # no parent has the line: it is the merge's own (already recorded)
-        state = result[i]
-        marks = tuple(sorted({*state.marks, *((seq, s) for s in sides)}, reverse=True))
-        result[i] = LineState(state.hist, state.gap, marks[:MARKS_KEEP])
+    _mark(result, differ, seq)
     return result
+
+
+def _mark(result: list[LineState], differ: Sequence[set[int]], seq: int) -> None:
+    """Record on each line the merge's parents it differs from (`differ[i]`: the lines that
+    differ from parent i), unless it differs from all of them (the merge's own line,
+    already recorded). Equal states stay shared."""
+    for sides, group in _by_sides(differ):
+        made: dict[int, tuple[LineState, LineState]] = {}
+        for i in group:
+            state = result[i]
+            done = made.get(id(state))
+            if done is None:
+                marks = tuple(sorted({*state.marks, *((seq, s) for s in sides)}, reverse=True))
+                done = made[id(state)] = (
+                    state,
+                    LineState(state.hist, state.gap, marks[:MARKS_KEEP]),
+                )
+            result[i] = done[1]
+
+
+def _by_sides(differ: Sequence[set[int]]) -> list[tuple[tuple[int, ...], Collection[int]]]:
+    """The lines that differ from some parents but not all, grouped by those parents."""
+    if len(differ) == 2:  # the usual merge: set algebra, no visit of each line
+        return [((0,), differ[0] - differ[1]), ((1,), differ[1] - differ[0])]
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for i in set().union(*differ):
+        sides = tuple(index for index, lines in enumerate(differ) if i in lines)
+        if len(sides) < len(differ):
+            groups.setdefault(sides, []).append(i)
+    return list(groups.items())
 
 
 def _added(hunks: Sequence[Hunk]) -> set[int]:

@@ -28,9 +28,13 @@ EXCERPT_READ = 8192  # the longest line read whole: a key block escaped in JSON
 MERGE_THREADS = 3  # diff-trees of merges at once (git.py caps all git processes at 4)
 MERGES_PER_CALL = 200  # merges one diff-tree compares with their other parents
 
+# The diff `git log -L` draws (the gold of "who last changed X"): plain Myers without the
+# indent heuristic `git diff` applies by default, which would slide an inserted block onto
+# other lines (e.g. start it at a new function's decorator rather than end it on the next's).
 _DIFF_OPTIONS = (
     "-p", "-U0", "-M", "--no-color", "--no-ext-diff", "--no-textconv",
     "--src-prefix=a/", "--dst-prefix=b/", "--no-relative",
+    "--diff-algorithm=myers", "--no-indent-heuristic",
 )  # fmt: skip
 _CONFIG = ("-c", "core.quotePath=false", "-c", "diff.noprefix=false", "-c", "log.showRoot=true")
 _FORMAT = "--format=%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%at%x1f%ct%x1f%s%x1f%b%x1d"

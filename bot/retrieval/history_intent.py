@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
+from bot.retrieval.history_who import asks_last_change
+
 HistoryKind = Literal["why", "when", "since", "who", "which", "log"]
 
 _CHANGE = (
@@ -120,6 +122,8 @@ def history_intent(text: str, now: datetime | None = None) -> HistoryIntent | No
     if not question or len(question) > 2000:
         return None  # a pasted report is a code question, whatever words it holds
     kind = next((k for k, pattern in _ORDER if pattern.search(question)), None)
+    if kind is None and asks_last_change(question):
+        return HistoryIntent("who", last=True)
     if kind is None:
         return None
     tag = _SINCE_TAG.search(question)

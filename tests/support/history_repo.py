@@ -8,6 +8,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from bot.core import Core
+from bot.retrieval.history_search import CommitSearch
 from tests.support.gitrepo import GitRepo, git
 
 FUNCS = "".join(f"def f{i}(x):\n    y = x + {i}\n    return y\n\n\n" for i in range(8))
@@ -92,3 +94,24 @@ def ranges(lines: int, width: int = 4) -> list[tuple[int, int]]:
     """Every window of up to `width` lines, and the whole file."""
     spans = [(s, min(lines, s + w)) for s in range(1, lines + 1) for w in range(width)]
     return sorted({*spans, (1, lines)})
+
+
+def recorded_last_change(core: Core, name: str, file: str, start: int, end: int) -> str:
+    """What codecite's history store says last changed lines start..end ("" when nothing)."""
+    search = CommitSearch(core.stores.history)
+    corpus = search.corpus(name)
+    assert corpus is not None
+    lines = search.lines(name, [file]).get(file)
+    found = corpus.touching(lines, start, end)
+    return found[0].sha if found else ""
+
+
+def mismatches(core: Core, repo: GitRepo, name: str, file: str) -> list[tuple[int, int]]:
+    """Every window of `file` (and the whole file) where codecite and `git log -1 -L`
+    disagree on the last change."""
+    count = (repo.path / file).read_text().count("\n")
+    return [
+        (s, e)
+        for s, e in ranges(count)
+        if recorded_last_change(core, name, file, s, e) != git_last_change(repo.path, file, s, e)
+    ]

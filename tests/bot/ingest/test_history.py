@@ -9,9 +9,8 @@ from pathlib import Path
 from bot.config import FileConfig, Settings
 from bot.core import Core
 from bot.ingest.history import HistoryOptions
-from bot.retrieval.history_search import CommitSearch
 from tests.support.gitrepo import GitRepo, git
-from tests.support.history_repo import build, commit_as, git_last_change, ranges
+from tests.support.history_repo import build, commit_as, mismatches, recorded_last_change
 
 FILE = "pkg/functions.py"
 
@@ -21,21 +20,11 @@ def _core() -> Core:
 
 
 def _ours(core: Core, repo: str, file: str, start: int, end: int) -> str:
-    search = CommitSearch(core.stores.history)
-    corpus = search.corpus(repo)
-    assert corpus is not None
-    lines = search.lines(repo, [file]).get(file)
-    found = corpus.touching(lines, start, end)
-    return found[0].sha if found else ""
+    return recorded_last_change(core, repo, file, start, end)
 
 
 def _mismatches(core: Core, repo: GitRepo, name: str, file: str = FILE) -> list[tuple[int, int]]:
-    count = (repo.path / file).read_text().count("\n")
-    return [
-        (s, e)
-        for s, e in ranges(count)
-        if _ours(core, name, file, s, e) != git_last_change(repo.path, file, s, e)
-    ]
+    return mismatches(core, repo, name, file)
 
 
 def test_every_range_is_attributed_as_git_log_L_says(make_repo) -> None:  # type: ignore[no-untyped-def]
