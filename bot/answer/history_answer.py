@@ -22,7 +22,7 @@ from dataclasses import replace
 from bot.answer.citations import resolve_citations, to_citation
 from bot.answer.history_log import LogResult, log_of
 from bot.answer.history_refs import change_ref, commit_citation, date_of
-from bot.answer.history_summary import since_commits, summary_text
+from bot.answer.history_summary import in_area, since_commits, summary_text
 from bot.answer.permalinks import Permalinker
 from bot.answer.prompts import build_messages
 from bot.answer.safety import make_safe
@@ -194,7 +194,7 @@ class HistoryAnswers:
     ) -> tuple[list[CommitHit], str]:
         """The commits that answer, best first, and (for "since") the summary by area."""
         if intent.kind == "since":
-            return self._since(intent, corpora)
+            return self._since(text, intent, corpora)
         if intent.kind in ("who", "log") or intent.last:
             touching = self._touching(places, corpora)
             if touching:
@@ -246,12 +246,13 @@ class HistoryAnswers:
         return []
 
     def _since(
-        self, intent: HistoryIntent, corpora: dict[str, CommitCorpus]
+        self, text: str, intent: HistoryIntent, corpora: dict[str, CommitCorpus]
     ) -> tuple[list[CommitHit], str]:
         hits: list[CommitHit] = []
         summaries: list[str] = []
         for repo, corpus in sorted(corpora.items()):
             commits, start = since_commits(corpus, self.search.tags(repo), intent)
+            commits = in_area(commits, text, repo)
             hits += [CommitHit(repo, c, 1.0) for c in commits]
             summaries.append(summary_text(repo, commits, start))
         return hits, "\n\n".join(s for s in summaries if s)

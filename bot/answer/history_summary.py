@@ -2,8 +2,11 @@
 
 A tag among the recorded commits splits them by ancestry (what the tag's commit cannot
 reach is "since"), as `git log <tag>..HEAD` would; a tag older than the horizon, or a
-date, splits them by commit time. Three hundred subjects help nobody, so the answer
-counts commits by area (directory) and names the definitions they changed most.
+date, splits them by commit time. "What changed in the text formatter since v1.8.1"
+names an area: when the question's words name paths those commits touched
+(`text_formatter.go`, `zapcore/`), only the commits touching them count. Three hundred
+subjects help nobody, so the answer counts commits by area (directory) and names the
+definitions they changed most.
 """
 
 from __future__ import annotations
@@ -15,10 +18,18 @@ from bot.answer.history_refs import date_of
 from bot.retrieval.history_intent import HistoryIntent
 from bot.retrieval.history_search import CommitCorpus
 from bot.store.history_records import CommitRecord, TagRecord
+from bot.text.tokens import code_tokens, path_tokens, query_words
 
 RECENT = 50  # "recent changes" with no start: the newest commits
 AREAS = 8
 SYMBOLS_PER_AREA = 4
+# Words of a "since" question that name no area: its frame, and what any part is called.
+_NOT_AREA = frozenset(
+    "changed change changes new happened landed merged commits commit release version tag "
+    "code part parts module modules file files package packages directory folder repo "
+    "repository project everything anything last past week weeks month months year years day "
+    "days yesterday today recent recently lately ago".split()
+)
 
 
 def since_commits(
@@ -43,6 +54,30 @@ def since_commits(
         if intent.since_tag:
             start = f"(no tag {intent.since_tag} is recorded) {start}"
     return sorted(found, key=lambda c: (c.committed, c.seq), reverse=True), start
+
+
+def in_area(commits: Sequence[CommitRecord], question: str, repo: str) -> list[CommitRecord]:
+    """The commits touching the paths the question's words name best; all when none does.
+
+    A path's score is how many of the area words (the question's words less its frame, the
+    tag and the repository's own name) its directory and file names hold."""
+    skip = set(code_tokens(repo.replace("/", " ")))
+    words = [
+        w
+        for w in query_words(question.split(" since ")[0].split(" after ")[0])
+        if w[0] not in _NOT_AREA and not set(w) & skip and not any(ch.isdigit() for ch in w[0])
+    ]
+    if not words:
+        return list(commits)
+    scores: dict[str, int] = {}
+    for path in {p for c in commits for p in c.paths}:
+        held = set(path_tokens(path))
+        scores[path] = sum(1 for w in words if held.intersection(w))
+    best = max(scores.values(), default=0)
+    if best == 0:
+        return list(commits)
+    named = {p for p, n in scores.items() if n == best}
+    return [c for c in commits if named.intersection(c.paths)]
 
 
 def summary_text(repo: str, commits: Sequence[CommitRecord], start: str) -> str:

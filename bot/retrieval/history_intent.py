@@ -47,8 +47,42 @@ _WHY = re.compile(
     rf"(?:[^\s?!]+\s+){{0,4}}?(?:{_CHANGE}|change|commit|rewrite|removal|addition|deprecation)\b",
     re.IGNORECASE,
 )
+# "why is there X", "why did X misbehave", "why was X racy", "why does X accept Y now": the
+# reason behind a design or a past change, which the history records. A present-tense "why
+# does X use Y" is a design question about the code as it is, and debugging questions ("why
+# does X raise", "why would this fail", "why did my test fail") are code questions too.
+_WHY_PAST = re.compile(
+    r"\bwhy\s+(?:is|are)\s+there\b"
+    r"|\bwhy\s+(?:did|didn't|was|wasn't|were|weren't|could|couldn't|had)\b",
+    re.IGNORECASE,
+)
+_WHY_NOW = re.compile(
+    r"\bwhy\s+(?:does|do|is|are|can|doesn't|don't|isn't|aren't|can't)\b[^?!\n]*"
+    r"(?:\bnow\b|\bany ?more\b|\bno longer\b|\bthese days\b)"
+    r"|\bwhy\s+can\b(?:\s+[^\s?!]+){1,6}?\s+be\b",
+    re.IGNORECASE,
+)
+_PERSONAL = re.compile(r"\b(?:my|mine|i|i'm|i've|would|should|might)\b", re.IGNORECASE)
+_DEBUG = re.compile(
+    r"\b(?:raise[sd]?|throw[sn]?|threw|fail(?:s|ed|ing)?|errors?|crash\w*|hang\w*|"
+    r"exception|traceback|segfault\w*|not work\w*|doesn't work|won't)\b",
+    re.IGNORECASE,
+)
+
+
+def _why_reason(question: str) -> bool:
+    """A "why" the patterns of `_WHY` miss, about a past change or a design's reason."""
+    if _PERSONAL.search(question):
+        return False
+    return bool(_WHY_PAST.search(question)) or (
+        bool(_WHY_NOW.search(question)) and not _DEBUG.search(question)
+    )
+
+
 _WHEN = re.compile(
-    rf"\bwhen\s+(?:did|was|were|has|have|had)\b(?:\s+[^\s?!]+){{0,8}}?\s+{_CHANGE}\b"
+    rf"\bwhen\s+(?:did|was|were|has|have|had)\b(?:\s+[^\s?!]+){{0,14}}?\s+{_CHANGE}\b"
+    r"|\bwhen\s+(?:did|could|were|was)\b(?:\s+[^\s?!]+){0,10}?\s+(?:first|get|got|gain\w*"
+    r"|learn\w*|let|allow\w*|support\w*|accept\w*|configur\w*|begin|began|correct\w*)\b"
     r"|\bsince when\b|\bhow long (?:has|have|ago)\b"
     r"|\bwhen\b[^?.!]*\blast\s+(?:changed|modified|touched|updated|edited)\b",
     re.IGNORECASE,
@@ -122,6 +156,8 @@ def history_intent(text: str, now: datetime | None = None) -> HistoryIntent | No
     if not question or len(question) > 2000:
         return None  # a pasted report is a code question, whatever words it holds
     kind = next((k for k, pattern in _ORDER if pattern.search(question)), None)
+    if kind is None and _why_reason(question):
+        kind = "why"
     if kind is None and asks_last_change(question):
         return HistoryIntent("who", last=True)
     if kind is None:

@@ -19,9 +19,16 @@ from dataclasses import dataclass
 
 from bot.store.base import HistoryRecords
 from bot.store.history_records import CommitRecord, FileLines, HistoryHead, TagRecord
-from bot.text.tokens import code_tokens, path_tokens, query_terms
+from bot.text.tokens import code_tokens, path_tokens, query_terms, query_words
 
 K1, B = 1.2, 0.6
+COVERAGE = 1.0  # BM25 times (share of the question's words a commit holds) ** COVERAGE
+# Words that frame a history question ("when was X added / fixed?"): nearly every commit
+# holds one, so they do not count towards a commit's share of the question's words.
+FRAMING = frozenset(
+    "add added adds fix fixed fixes change changed changes remove removed introduce introduced "
+    "since".split()
+)
 CODE_WEIGHT = 0.3  # a commit that changed the code found for the question, at full strength
 NOTES_ONLY = 0.5  # a commit that only edits release notes quotes the change it is not
 RECENCY_WEIGHT = 0.05  # ties between equally matching commits go to the newer
@@ -79,6 +86,16 @@ class CommitCorpus:
                 self._postings.setdefault(term, []).append((i, n))
         self._average = (sum(self._lengths) / len(self._lengths)) if self._lengths else 1.0
         self.notes = {i for i, c in enumerate(commits) if notes_only(c.paths)}
+
+    def coverage(self, words: Sequence[tuple[str, ...]]) -> dict[int, float]:
+        """Share of the question's words (any of each word's tokens) each commit holds."""
+        if not words:
+            return {}
+        counts: Counter[int] = Counter()
+        for tokens in words:
+            docs = {i for t in tokens for i, _ in self._postings.get(t, ())}
+            counts.update(docs)
+        return {i: n / len(words) for i, n in counts.items()}
 
     def scores(self, terms: Iterable[str]) -> dict[int, float]:
         """BM25 of each matching commit (by position) for `terms`."""
@@ -168,12 +185,15 @@ class CommitSearch:
     ) -> list[CommitHit]:
         """Commits for a question's words, helped by the code places its retrieval found."""
         terms = query_terms(text)
+        words = [w for w in query_words(text) if w[0] not in FRAMING]
         hits: list[CommitHit] = []
         for repo in sorted(set(repos)):
             corpus = self.corpus(repo)
             if corpus is None or not corpus.commits:
                 continue
             lexical = corpus.scores(terms)
+            covered = corpus.coverage(words)
+            lexical = {i: v * covered.get(i, 0.0) ** COVERAGE for i, v in lexical.items()}
             best = max(lexical.values(), default=0.0) or 1.0
             score = {
                 i: s / best * (NOTES_ONLY if i in corpus.notes else 1.0) for i, s in lexical.items()
