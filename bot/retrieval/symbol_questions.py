@@ -39,8 +39,10 @@ _IDENT = r"[A-Za-z_$][\w$]*"
 _QUALIFIED = rf"{_IDENT}(?:(?:\.|::|#|->){_IDENT})*"
 _ARTICLE = r"(?:(?:the|a|an|our)\s+)?"
 # The named symbol: `the Router class`, `function send`, `` `Session.send()` ``, `charge()`.
+# "a schema's safeParse method": the owner is how people say it, the name is what is asked.
+_OWNER = rf"(?:{_IDENT}'s\s+)?"
 _NAME = (
-    rf"{_ARTICLE}(?:(?P<kind1>{_KIND})\s+)?"
+    rf"{_ARTICLE}{_OWNER}(?:(?P<kind1>{_KIND})\s+)?"
     rf"(?P<tick>`?)(?P<name>{_QUALIFIED})(?P<call1>\([^()`\n]{{0,40}}\))?(?P=tick)"
     rf"(?P<call2>\(\))?(?:\s+(?P<kind2>{_KIND}))?"
 )
@@ -146,10 +148,15 @@ _TAIL = (
     r"(?:\s+(?:in|inside|within|under|across|throughout)\s+(?:the\s+|this\s+|our\s+)?"
     r"(?P<where>[\w./-]+)(?:\s+(?:module|file|package|directory|folder|dir|repo|repository"
     r"|codebase|project|code))?)?(?:\s+(?:anywhere|at\s+all|else|exactly))?"
+    # "..., the one that reads a string flag?": which of them is meant, said after the name
+    r"(?:\s*,\s*(?:the\s+one|one|which|that)\s+[^?]{0,80}?)?"
     r"(?:\s*,?\s*(?:please|pls|thanks|thank\s+you))?[\s?.!:]*"
 )
+# "in an Action I call cmd.Bool(...), where is Bool defined?": the question after the comma
 _CLAUSES = re.compile(
-    r"(?:,|[?.!])?\s+and\s+(?=who|what|which|where|how|is|does|are)|[?;.!]\s+", re.IGNORECASE
+    r"(?:,|[?.!])?\s+and\s+(?=who|what|which|where|how|is|does|are)|[?;.!]\s+"
+    r"|,\s+(?=(?:where|who|which)\s)",
+    re.IGNORECASE,
 )
 
 _PRONOUNS = frozenset({"it", "this", "that", "them", "these", "those", "its", "one"})

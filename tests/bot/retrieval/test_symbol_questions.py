@@ -19,6 +19,15 @@ from bot.retrieval.symbol_questions import SymbolQuestion, detect_symbol_questio
         ("where is A::b declared?", "definition", "A.b"),
         ("where is Foo#bar defined", "definition", "Foo.bar"),
         ("go to definition of monthly_amount", "definition", "monthly_amount"),
+        # context before a comma, a possessive owner, "the one that ..." after the name
+        ('in an Action I call cmd.Bool("verbose"), where is Bool defined?', "definition", "Bool"),
+        ("where is a schema's safeParse method defined?", "definition", "safeParse"),
+        (
+            "where is cmd.String(name) defined, the one that reads a flag?",
+            "definition",
+            "cmd.String",
+        ),
+        ("when I hit a 404, who calls notFound?", "callers", "notFound"),
         ("who calls send?", "callers", "send"),
         ("which functions call charge()?", "callers", "charge"),
         ("callers of `foo.bar`", "callers", "foo.bar"),
