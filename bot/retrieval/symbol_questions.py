@@ -70,6 +70,10 @@ _SCOPE_OR_REPO = rf"(?:{_SCOPE}|{_REPO})"
 _DEFINITION = (
     rf"where(?:\s+(?:is|are|was)|'s)\s+{_NAME}\s+(?:defined|declared|implemented|located|written)",
     rf"where\s+{_NAME}\s+(?:is|are)\s+(?:defined|declared|implemented|located|written)",
+    # "where is the State class used by the typer command defined?"
+    rf"where(?:\s+(?:is|are|was)|'s)\s+{_NAME}\s+(?:that\s+(?:is|are)\s+)?(?:used|called"
+    rf"|created|made|returned)\s+(?:by|in|from|for)\s+[\w\s./'-]{{1,60}}?\s+(?:defined|declared"
+    rf"|implemented)",
     rf"where\s+(?:do|does|did)\s+{_WE}\s+(?:define|declare|implement)\s+{_NAME}",
     rf"where\s+does\s+{_NAME}\s+(?:get\s+(?:defined|declared|implemented)|live|reside)",
     rf"{_FIND}(?:definition|declaration|implementation|source(?:\s+code)?)\s+(?:of|for)\s+{_NAME}",

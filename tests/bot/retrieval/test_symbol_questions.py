@@ -28,6 +28,7 @@ from bot.retrieval.symbol_questions import SymbolQuestion, detect_symbol_questio
             "cmd.String",
         ),
         ("when I hit a 404, who calls notFound?", "callers", "notFound"),
+        ("where is the State class used by the typer command defined?", "definition", "State"),
         ("who calls send?", "callers", "send"),
         ("which functions call charge()?", "callers", "charge"),
         ("callers of `foo.bar`", "callers", "foo.bar"),
