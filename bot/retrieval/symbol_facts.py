@@ -164,6 +164,8 @@ class SymbolFinder:
         meaning = None
         if via is None or not defs:
             defs, meaning = finder.explain(q, defs)
+        if meaning is None:
+            defs = finder.exported_first(defs, q.name)
         if not defs and meaning is None:  # a namesake in another case (`reply` for `Reply`)
             defs = case_only
         if not defs and meaning is None:

@@ -160,6 +160,20 @@ class NameFinder:
                 return [found.definition], None
         return [], None
 
+    def exported_first(self, defs: Sequence[SymbolDef], name: str) -> list[SymbolDef]:
+        """Several files define `name`: the one a package entry file exports (what the
+        package's users get: zod's `ZodString` of v4, not the v3 copy it also ships) first."""
+        if len({(d.repo, d.path) for d in defs}) < 2 or "." in name:
+            return list(defs)
+        for repo in sorted({d.repo for d in defs}):
+            resolver = self.resolver(repo)
+            for path in self._entry_files(repo):
+                target = resolver.name_in(path, name)
+                if target.definition in defs:
+                    first = target.definition
+                    return [first, *(d for d in defs if d != first)]
+        return list(defs)
+
     def _entry_files(self, repo: str) -> list[str]:
         """A repository's package entry files (`index.ts`, `__init__.py`, `lib.rs`), the
         shallowest first: where a package binds the names its users import."""

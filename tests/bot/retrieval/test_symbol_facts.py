@@ -72,3 +72,19 @@ def test_a_namespace_exported_by_the_package_entry_is_followed():
     }
     assert found(files, "where is z.string defined?") == [("src/schemas.ts", "string")]
     assert found(files, "where is q.string defined?") == []
+
+
+def test_of_several_definitions_the_one_the_package_entry_exports_comes_first():
+    files = {
+        "src/index.ts": "export * from './v4/schemas.js';\n",
+        "src/v3/types.ts": "export class ZodString { parse() { return 1; } }\n",
+        "src/v4/schemas.ts": "export class ZodString { check() { return 2; } }\n",
+    }
+    table = symbol_table(files, repo="zod")
+    try:
+        defs = table.definitions("ZodString", repos=None)
+        assert [d.path for d in defs] == ["src/v3/types.ts", "src/v4/schemas.ts"]
+        ordered = NameFinder(table, frozenset({"zod"})).exported_first(defs, "ZodString")
+        assert [d.path for d in ordered] == ["src/v4/schemas.ts", "src/v3/types.ts"]
+    finally:
+        table.close()
