@@ -175,7 +175,7 @@ class SymbolFinder:
         chunks = SymbolChunks(self._index)
         if q.kind == "definition":
             if not defs and meaning is None:
-                return SymbolFacts(q, inherited=via) if q.explicit else None
+                return SymbolFacts(q, inherited=via) if _says_missing(q) else None
             count = table.reference_count(defs[0].name, repos=repos) if defs else 0
             hits = [*_meaning_hits(chunks, meaning)]
             hits += chunks.definitions(defs[:DEFINITION_SOURCES], chunks=DEFINITION_CHUNKS)
@@ -204,7 +204,7 @@ class SymbolFinder:
         # plain name that is clearly code, or one the question says is called.
         listable = "." not in q.name and (q.explicit or q.kind == "callers")
         if not defs and not (sites and listable):
-            return SymbolFacts(q) if q.explicit else None
+            return SymbolFacts(q) if _says_missing(q) else None
         namesakes = len(defs)
         if defs and "." in q.name:
             namesakes = len(table.definitions(name, repos=repos, limit=MAX_DEFINITIONS))
@@ -226,6 +226,11 @@ class SymbolFinder:
             left_out=left_out,
             meaning=meaning,
         )
+
+
+def _says_missing(q: SymbolQuestion) -> bool:
+    """Whether a name the table does not know is worth saying so (else search answers)."""
+    return q.explicit and not q.lenient
 
 
 def _meaning_hits(chunks: SymbolChunks, meaning: Meaning | None) -> list[Hit]:

@@ -159,3 +159,18 @@ def test_long_messages_are_not_lookups() -> None:
 def test_last_segment() -> None:
     q = detect_symbol_question("who calls `Session.send`?")
     assert q is not None and q.last == "send"
+
+
+@pytest.mark.parametrize(
+    ("text", "lenient"),
+    [
+        ("where is cmd.String defined?", False),
+        ("where is cmd.String(name) defined, the one that reads a flag?", True),
+        ("where is a schema's safeParse method defined?", True),
+        ('in an Action I call cmd.Bool("verbose"), where is Bool defined?', True),
+        ("where is send defined, and who calls it?", False),
+    ],
+)
+def test_lenient_readings_are_marked(text: str, lenient: bool) -> None:
+    q = detect_symbol_question(text)
+    assert q is not None and q.lenient is lenient
