@@ -2,10 +2,11 @@
 
 "How does the router pick a handler?", "how do we figure out the charset?", "what
 decides which backend runs?", "where is X defined, the one that ...?": `pick`, `figure`,
-`decide`, `defined` and `one` are how people talk, not what code is named. Such a word missing from every indexed chunk is no sign the code
-does not cover the question, so the coverage verdict (`bot.retrieval.relevance`) leaves
-it out when it is absent (present, it still counts). Named things (identifiers, flags,
-proper nouns) and domain words (`blueprint`, `cookie`, `retry`) are never in this list.
+`decide`, `defined` and `one` are how people talk, not what code is named. Such a word
+missing from every indexed chunk is no sign the code does not cover the question, so the
+coverage verdict (`bot.retrieval.relevance`) leaves it out when it is absent (present,
+it still counts). Named things (identifiers, flags, proper nouns) and domain words
+(`blueprint`, `cookie`, `retry`) are never in this list.
 """
 
 from __future__ import annotations
