@@ -156,10 +156,10 @@ _TAIL = (
     r"(?P<which>\s*,\s*(?:the\s+one|one|which|that)\s+[^?]{0,80}?)?"
     r"(?:\s*,?\s*(?:please|pls|thanks|thank\s+you))?[\s?.!:]*"
 )
-# "in an Action I call cmd.Bool(...), where is Bool defined?": the question after the comma
 _CLAUSES = re.compile(
     r"(?:,|[?.!])?\s+and\s+(?=who|what|which|where|how|is|does|are)|[?;.!]\s+", re.IGNORECASE
 )
+# "in an Action I call cmd.Bool(...), where is Bool defined?": the question after the comma
 _AFTER_COMMA = re.compile(r",\s+(?=(?:where|who|which)\s)", re.IGNORECASE)
 
 _PRONOUNS = frozenset({"it", "this", "that", "them", "these", "those", "its", "one"})
