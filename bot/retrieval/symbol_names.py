@@ -168,9 +168,8 @@ class NameFinder:
         for repo in sorted({d.repo for d in defs}):
             resolver = self.resolver(repo)
             for path in self._entry_files(repo):
-                target = resolver.name_in(path, name)
-                if target.definition in defs:
-                    first = target.definition
+                first = resolver.name_in(path, name).definition
+                if first is not None and first in defs:
                     return [first, *(d for d in defs if d != first)]
         return list(defs)
 
