@@ -1,11 +1,12 @@
 """Everyday words of questions that no code need contain: absent, they say nothing.
 
 "How does the router pick a handler?", "how do we figure out the charset?", "what
-decides which backend runs?": `pick`, `figure` and `decide` are how people talk, not
-what code is named. Such a word missing from every indexed chunk is no sign the code
-does not cover the question, so the coverage verdict (`bot.retrieval.relevance`) leaves
-it out when it is absent (present, it still counts). Named things (identifiers, flags,
-proper nouns) and domain words (`blueprint`, `cookie`, `retry`) are never in this list.
+decides which backend runs?", "where is X defined, the one that ...?": `pick`, `figure`,
+`decide`, `defined` and `one` are how people talk, not what code is named. Such a word
+missing from every indexed chunk is no sign the code does not cover the question, so the
+coverage verdict (`bot.retrieval.relevance`) leaves it out when it is absent (present,
+it still counts). Named things (identifiers, flags, proper nouns) and domain words
+(`blueprint`, `cookie`, `retry`) are never in this list.
 """
 
 from __future__ import annotations
@@ -38,6 +39,10 @@ COMMON_WORDS = frozenset(
     possible likely probably maybe perhaps kind_of end_up lead leads leading led
     eventually overall together apart along around across inside outside within without
     upon onto toward towards behind beyond throughout
+    define defines defined defining definition definitions declare declares declared
+    declaring declaration declarations implement implements implemented implementing
+    implementation implementations locate located location live lives lived reside resides
+    one ones which whichever
     """.split()
 )
 COMMON_STEMS = frozenset(stem(w) for w in COMMON_WORDS)

@@ -10,7 +10,9 @@ References are recorded by name; each call site also records how it was written
   a builtin of that name (`open(...)`) when no star import could bind it;
 - `self.send(...)` / `cls.send(...)` reaches the first class defining `send` in the
   method resolution order of the class it is written in (`super().send(...)`: after
-  that class); it may also reach an override in a subclass;
+  that class); it may also reach an override in a subclass; never a top-level function
+  (`super().get_command(...)` in a class whose base is not indexed is no call of the
+  module's `get_command`);
 - `helpers.send(...)` / `werkzeug.utils.send(...)` reaches `send` of what the
   receiver is bound to: a module of this repository, a class, or another package;
 - `c.send(...)` on a variable whose type the code states (`c *Client`, `x: Client`,
@@ -147,6 +149,9 @@ class CallJudge:
             if not after and self._overridden_below(resolver, cls):
                 return Attribution(site, "maybe", OVERRIDE)
             return Attribution(site, "no", how, found.symbol)
+        if not any(_is_member(self.resolver(t.repo), t) for t in self.targets):
+            # `self.get()` / `super().get()` reach a member, never a module's function `get`
+            return Attribution(site, "no", how, f"{'super()' if after else 'self'}.{site.name}")
         if ancestry.unresolved:
             return Attribution(site, "maybe", UNRESOLVED_BASE)
         if self._overridden_below(resolver, cls):

@@ -29,6 +29,7 @@ from bot.retrieval.repomap import RepoMap, RepoMapper
 from bot.retrieval.symbol_calls import Attribution, CallJudge
 from bot.retrieval.symbol_chunks import Line, Span, SymbolChunks, span
 from bot.retrieval.symbol_inherited import Inherited, inherited
+from bot.retrieval.symbol_language import language_of
 from bot.retrieval.symbol_names import Meaning, NameFinder, NameLookup
 from bot.retrieval.symbol_questions import SymbolQuestion, detect_symbol_question
 from bot.store.symbols.lookup import named
@@ -37,6 +38,8 @@ from bot.symbols.model import RankedSymbol, SymbolAlias, SymbolDef, SymbolRef
 log = logging.getLogger(__name__)
 
 MAX_DEFINITIONS = 10  # definitions of one name kept (and listed)
+DEFINITION_FETCH = 50  # definitions of one name read, to keep the best MAX_DEFINITIONS
+_ASIDE_DIRS = frozenset({"bench", "benches", "benchmark", "benchmarks"})
 DEFINITION_SOURCES = 3  # definitions whose code leads the context
 DEFINITION_CHUNKS = 3  # head chunks of one long definition
 SITE_FETCH = 200  # references read per question; beyond that only their number is
@@ -161,14 +164,18 @@ class SymbolFinder:
         meaning = None
         if via is None or not defs:
             defs, meaning = finder.explain(q, defs)
+        if meaning is None:
+            defs = finder.exported_first(defs, q.name)
         if not defs and meaning is None:  # a namesake in another case (`reply` for `Reply`)
             defs = case_only
+        if not defs and meaning is None:
+            defs, meaning = finder.through_namespace(q)
         if not defs and meaning is None:
             defs, meaning = finder.through_receiver(q)
         chunks = SymbolChunks(self._index)
         if q.kind == "definition":
             if not defs and meaning is None:
-                return SymbolFacts(q, inherited=via) if q.explicit else None
+                return SymbolFacts(q, inherited=via) if _says_missing(q) else None
             count = table.reference_count(defs[0].name, repos=repos) if defs else 0
             hits = [*_meaning_hits(chunks, meaning)]
             hits += chunks.definitions(defs[:DEFINITION_SOURCES], chunks=DEFINITION_CHUNKS)
@@ -197,7 +204,7 @@ class SymbolFinder:
         # plain name that is clearly code, or one the question says is called.
         listable = "." not in q.name and (q.explicit or q.kind == "callers")
         if not defs and not (sites and listable):
-            return SymbolFacts(q) if q.explicit else None
+            return SymbolFacts(q) if _says_missing(q) else None
         namesakes = len(defs)
         if defs and "." in q.name:
             namesakes = len(table.definitions(name, repos=repos, limit=MAX_DEFINITIONS))
@@ -219,6 +226,11 @@ class SymbolFinder:
             left_out=left_out,
             meaning=meaning,
         )
+
+
+def _says_missing(q: SymbolQuestion) -> bool:
+    """Whether a name the table does not know is worth saying so (else search answers)."""
+    return q.explicit and not q.lenient
 
 
 def _meaning_hits(chunks: SymbolChunks, meaning: Meaning | None) -> list[Hit]:
@@ -264,16 +276,16 @@ def _definitions(
     candidates = _candidates(q.name)
     case_only: list[SymbolDef] = []
     for name, module in candidates:
-        found = table.definitions(name, repos=repos, limit=MAX_DEFINITIONS)
+        found = table.definitions(name, repos=repos, limit=DEFINITION_FETCH)
         if module:  # `billing.charge` is a `charge` at the top of a billing module, or none
-            found = [d for d in found if "." not in d.symbol and _at("", d.path, module)]
+            found = [d for d in found if "." not in d.symbol and _in_module(table, d, module)]
         exact = [d for d in found if named(d, name, folded=False)]
         if exact and all(file_kind(d.path) != "code" for d in exact):
             exact = [*_class_named_like(table, name, repos), *exact]
         if exact:
-            return _preferred(exact, q.symbol_kind, q.where), None, []
+            return _preferred(exact, q.symbol_kind, q.where)[:MAX_DEFINITIONS], None, []
         if found and not case_only:
-            case_only = _preferred(found, q.symbol_kind, q.where)
+            case_only = _preferred(found, q.symbol_kind, q.where)[:MAX_DEFINITIONS]
     owned = [name for name, module in candidates if "." in name and not module]
     defs, via = inherited(table, owned[0], repos) if owned else ([], None)
     return defs, via, [] if defs else case_only
@@ -315,13 +327,33 @@ def _candidates(name: str) -> list[tuple[str, str]]:
 
 
 def _preferred(defs: list[SymbolDef], kind: str, where: str) -> list[SymbolDef]:
-    """Softly narrow to the kind and place the question named; code before tests and docs."""
+    """Softly narrow to the kind and place the question named, the very kind first ("the
+    safeParse method": methods before functions); code before benchmarks, tests and docs."""
     if kind:
         family = next((f for f in _KIND_FAMILIES if kind in f), frozenset({kind}))
         defs = [d for d in defs if d.kind in family] or defs
     if where:
         defs = [d for d in defs if _at(d.repo, d.path, where)] or defs
-    return sorted(defs, key=lambda d: file_kind(d.path) != "code")
+    return sorted(
+        defs,
+        key=lambda d: (file_kind(d.path) != "code", _aside(d.path), bool(kind) and d.kind != kind),
+    )
+
+
+def _aside(path: str) -> bool:
+    """Code beside the project's own: benchmarks (`packages/bench/`, `benches/`)."""
+    return any(part in _ASIDE_DIRS for part in path.lower().split("/")[:-1])
+
+
+def _in_module(table: SymbolLookup, d: SymbolDef, module: str) -> bool:
+    """Whether `module.name` names `d`: a file or directory called `module`, or (Go) the
+    package its file declares (`cli.Exit` for `package cli` at the repository's root)."""
+    if _at("", d.path, module):
+        return True
+    if language_of(d.path) != "go":
+        return False
+    facts = table.file_facts(d.repo, [d.path]).get(d.path)
+    return facts is not None and facts.links.package == module
 
 
 def _near(refs: list[SymbolRef], where: str) -> list[SymbolRef]:

@@ -11,6 +11,8 @@ when X is also bound another way, the symbol table still knows (`Meaning`):
   requestMethods) ky[m] = ...`), with the list and its names when the code has them;
 - receiver: `c.URLParam` where the code states what `c` is where it calls the method
   (`rctx := RouteContext(r)`, `func (c *Context)`): that type's method, through its bases;
+- namespace: `z.string` where a file exports `z` as a module (`import * as z from
+  './external'; export { z }`): that module's `string`, found as its users would;
 - unsure: the table cannot tell (`c` is never typed, or has several types): the
   candidates, and why; none of them is presented as the definition.
 """
@@ -21,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from bot.retrieval.intent import file_kind
 from bot.retrieval.symbol_links import Resolver
 from bot.retrieval.symbol_questions import SymbolQuestion
 from bot.retrieval.symbol_target import LinkLookup, Target
@@ -38,6 +41,7 @@ from bot.symbols.model import (
 
 MAX_ALIASES = 8  # aliases of one name followed
 MAX_CANDIDATES = 10
+MAX_ENTRY_FILES = 8  # package entry files read for a namespace (`z` in `z.string`)
 TYPED_SITES = 200  # call sites read for the types of a receiver
 _MODULE_OWNERS = ("", "module.exports")
 
@@ -135,6 +139,49 @@ class NameFinder:
         if followed:  # an alias of something the index does not define
             return [], Meaning("alias", aliases=(followed[0][0],))
         return [], None
+
+    def through_namespace(self, q: SymbolQuestion) -> tuple[list[SymbolDef], Meaning | None]:
+        """`z.string`: a name of the module the qualifier is bound to where a file of the
+        scope exports it (`import * as z from './external'; export { z }`), so what the
+        package's users call `z` is read the way the package itself defines it."""
+        qualifier, _, name = q.name.rpartition(".")
+        if not qualifier or "." in qualifier or not qualifier.isidentifier():
+            return [], None
+        places = [(a.repo, a.path) for a in self._aliases(qualifier) if a.name == qualifier]
+        for repo in sorted(self._repos or ()):
+            places += [(repo, path) for path in self._entry_files(repo)]
+        for repo, path in dict.fromkeys(places):
+            resolver = self.resolver(repo)
+            target = resolver.name_in(path, qualifier)
+            if target.kind != "module" or not target.path:
+                continue
+            found = resolver.attribute(target, name)
+            if found.kind == "definition" and found.definition is not None:
+                return [found.definition], None
+        return [], None
+
+    def exported_first(self, defs: Sequence[SymbolDef], name: str) -> list[SymbolDef]:
+        """Several files define `name`: the one a package entry file exports (what the
+        package's users get: zod's `ZodString` of v4, not the v3 copy it also ships) first."""
+        if len({(d.repo, d.path) for d in defs}) < 2 or "." in name:
+            return list(defs)
+        for repo in sorted({d.repo for d in defs}):
+            resolver = self.resolver(repo)
+            for path in self._entry_files(repo):
+                first = resolver.name_in(path, name).definition
+                if first is not None and first in defs:
+                    return [first, *(d for d in defs if d != first)]
+        return list(defs)
+
+    def _entry_files(self, repo: str) -> list[str]:
+        """A repository's package entry files (`index.ts`, `__init__.py`, `lib.rs`), the
+        shallowest first: where a package binds the names its users import."""
+        found = [
+            p
+            for p in self._table.paths(repo)
+            if p.rpartition("/")[2].partition(".")[0] in _ROOT_FILES and file_kind(p) == "code"
+        ]
+        return sorted(found, key=lambda p: (p.count("/"), p))[:MAX_ENTRY_FILES]
 
     def through_receiver(self, q: SymbolQuestion) -> tuple[list[SymbolDef], Meaning | None]:
         """`c.URLParam`, `mx.tree.find`: the method the code's stated types say it is, or the

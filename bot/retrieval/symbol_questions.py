@@ -39,8 +39,10 @@ _IDENT = r"[A-Za-z_$][\w$]*"
 _QUALIFIED = rf"{_IDENT}(?:(?:\.|::|#|->){_IDENT})*"
 _ARTICLE = r"(?:(?:the|a|an|our)\s+)?"
 # The named symbol: `the Router class`, `function send`, `` `Session.send()` ``, `charge()`.
+# "a schema's safeParse method": the owner is how people say it, the name is what is asked.
+_OWNER = rf"(?:(?P<owner>{_IDENT})'s\s+)?"
 _NAME = (
-    rf"{_ARTICLE}(?:(?P<kind1>{_KIND})\s+)?"
+    rf"{_ARTICLE}{_OWNER}(?:(?P<kind1>{_KIND})\s+)?"
     rf"(?P<tick>`?)(?P<name>{_QUALIFIED})(?P<call1>\([^()`\n]{{0,40}}\))?(?P=tick)"
     rf"(?P<call2>\(\))?(?:\s+(?P<kind2>{_KIND}))?"
 )
@@ -68,6 +70,10 @@ _SCOPE_OR_REPO = rf"(?:{_SCOPE}|{_REPO})"
 _DEFINITION = (
     rf"where(?:\s+(?:is|are|was)|'s)\s+{_NAME}\s+(?:defined|declared|implemented|located|written)",
     rf"where\s+{_NAME}\s+(?:is|are)\s+(?:defined|declared|implemented|located|written)",
+    # "where is the State class used by the typer command defined?"
+    rf"where(?:\s+(?:is|are|was)|'s)\s+{_NAME}\s+(?:that\s+(?:is|are)\s+)?(?:used|called"
+    rf"|created|made|returned)\s+(?:by|in|from|for)\s+[\w\s./'-]{{1,60}}?\s+(?:defined|declared"
+    rf"|implemented)",
     rf"where\s+(?:do|does|did)\s+{_WE}\s+(?:define|declare|implement)\s+{_NAME}",
     rf"where\s+does\s+{_NAME}\s+(?:get\s+(?:defined|declared|implemented)|live|reside)",
     rf"{_FIND}(?:definition|declaration|implementation|source(?:\s+code)?)\s+(?:of|for)\s+{_NAME}",
@@ -146,11 +152,15 @@ _TAIL = (
     r"(?:\s+(?:in|inside|within|under|across|throughout)\s+(?:the\s+|this\s+|our\s+)?"
     r"(?P<where>[\w./-]+)(?:\s+(?:module|file|package|directory|folder|dir|repo|repository"
     r"|codebase|project|code))?)?(?:\s+(?:anywhere|at\s+all|else|exactly))?"
+    # "..., the one that reads a string flag?": which of them is meant, said after the name
+    r"(?P<which>\s*,\s*(?:the\s+one|one|which|that)\s+[^?]{0,80}?)?"
     r"(?:\s*,?\s*(?:please|pls|thanks|thank\s+you))?[\s?.!:]*"
 )
 _CLAUSES = re.compile(
     r"(?:,|[?.!])?\s+and\s+(?=who|what|which|where|how|is|does|are)|[?;.!]\s+", re.IGNORECASE
 )
+# "in an Action I call cmd.Bool(...), where is Bool defined?": the question after the comma
+_AFTER_COMMA = re.compile(r",\s+(?=(?:where|who|which)\s)", re.IGNORECASE)
 
 _PRONOUNS = frozenset({"it", "this", "that", "them", "these", "those", "its", "one"})
 _NOT_NAMES = frozenset(
@@ -177,6 +187,10 @@ class SymbolQuestion:
     explicit: bool = False
     symbol_kind: str = ""  # a kind word the question used ("class", "function"), normalised
     where: str = ""  # a path, directory or repository the question narrows to ("in billing.py")
+    # Recognised by a lenient reading (a clause after a comma, an owner's possessive, "...,
+    # the one that ..." after the name): a name the table does not know then falls back to
+    # search rather than "I found no definition", as such questions did before.
+    lenient: bool = False
 
     @property
     def last(self) -> str:
@@ -210,8 +224,8 @@ def detect_symbol_question(text: str) -> SymbolQuestion | None:
     if not first or len(first) > MAX_QUESTION_CHARS:
         return None
     found: SymbolQuestion | None = None
-    for clause in _CLAUSES.split(first):
-        q = _detect_clause(clause)
+    for clause, lenient in _clauses(first):
+        q = _detect_clause(clause, lenient=lenient)
         if q is None:
             continue
         if q.name.lower() in _PRONOUNS:
@@ -224,20 +238,35 @@ def detect_symbol_question(text: str) -> SymbolQuestion | None:
     return found
 
 
-def _detect_clause(clause: str) -> SymbolQuestion | None:
+def _clauses(first: str) -> list[tuple[str, bool]]:
+    """The question's clauses; one that is a question only after a comma ("in an Action I
+    call cmd.Bool(), where is Bool defined?") is read leniently (see `_from_match`)."""
+    out: list[tuple[str, bool]] = []
+    for clause in _CLAUSES.split(first):
+        parts = _AFTER_COMMA.split(clause)
+        out.append((parts[0], False))
+        out += [(part, True) for part in parts[1:]]
+    return out
+
+
+def _detect_clause(clause: str, *, lenient: bool = False) -> SymbolQuestion | None:
     clause = _LEAD.sub("", clause.strip(), count=1)
     for kind, needs_code, pattern in _FORMS:
         m = pattern.fullmatch(clause)
         if m is None:
             continue
-        q = _from_match(kind, m)
+        q = _from_match(kind, m, lenient=lenient)
         if q is not None and (not needs_code or q.explicit or q.name[:1].isupper()):
             return q
     return None
 
 
-def _from_match(kind: SymbolQuestionKind, m: re.Match[str]) -> SymbolQuestion | None:
+def _from_match(
+    kind: SymbolQuestionKind, m: re.Match[str], *, lenient: bool = False
+) -> SymbolQuestion | None:
+    """The question a form matched (`lenient`: see `SymbolQuestion.lenient`)."""
     groups = m.groupdict()
+    lenient = lenient or bool(groups.get("owner") or groups.get("which"))
     where = groups.get("where") or ""
     where = "" if where.lower() in _SCOPE_WORDS else where.rstrip(".")
     if kind == "overview":
@@ -260,7 +289,7 @@ def _from_match(kind: SymbolQuestionKind, m: re.Match[str]) -> SymbolQuestion | 
         or "." in name
         or looks_like_identifier(name)
     )
-    return SymbolQuestion(kind, name, explicit, _normal_kind(symbol_kind), where)
+    return SymbolQuestion(kind, name, explicit, _normal_kind(symbol_kind), where, lenient)
 
 
 def _normal_kind(word: str) -> str:

@@ -8,7 +8,8 @@ ranges: a candidate inside the body of an accepted definition is nested in it
 bodies and nested functions); one inside a definition but outside its body is
 part of its head (the function under a decorator, the struct of a typedef)
 and is not a definition of its own. Decorators and annotations are not part of
-a definition's line range here.
+a definition's line range here. A Python function under `@overload` is a declaration,
+not a definition, when the same scope implements it: only the implementation is kept.
 
 Each definition's head (its byte range minus its body) is kept by name when
 asked (`heads`), so that the name written there (`def send`, `type Cache
@@ -65,6 +66,7 @@ class Definitions:
         # (start byte, body start byte, end byte, symbol) of each definition, in document
         # order: which definition a base class is written in (`owner_of`).
         self.spans: list[tuple[int, int, int, str]] = []
+        self._overloads: set[int] = set()  # indexes in `defs` of `@overload` declarations
 
     def add_all(self, candidates: list[Node]) -> None:
         method_parents = self.grammar.method_parents
@@ -93,6 +95,19 @@ class Definitions:
                 stack.append((end, end, end, symbol, kind))
             else:
                 stack.append((end, body.start_byte, body.end_byte, symbol, kind))
+        self._drop_overloads()
+
+    def _drop_overloads(self) -> None:
+        """`@overload` declarations of a symbol the same file also implements."""
+        if not self._overloads:
+            return
+        implemented = {row[1] for i, row in enumerate(self.defs) if i not in self._overloads}
+        self.defs = [
+            row
+            for i, row in enumerate(self.defs)
+            if i not in self._overloads or row[1] not in implemented
+        ]
+        self._overloads.clear()
 
     def _definition(self, node: Node) -> tuple[int, int, str, str, Node | None] | None:
         """`Grammar.definition`'s (start, end, kind, name, body), or None if it finds none."""
@@ -115,6 +130,8 @@ class Definitions:
         own = _own_start(node, start)
         name = symbol.rpartition(".")[2]
         first, last = bisect_right(starts, own), bisect_right(starts, max(own, end - 1))
+        if _is_overload(node, self.src):
+            self._overloads.add(len(self.defs))
         self.defs.append((name, symbol, kind, first, last))
         self.spans.append((start, end if body is None else body.start_byte, end, symbol))
         if not self.keep_heads:
@@ -160,6 +177,20 @@ def _own_start(node: Node, start: int) -> int:
             return inner.start_byte
         return child.start_byte
     return start
+
+
+_OVERLOAD_DECORATORS = frozenset({b"@overload", b"@typing.overload", b"@t.overload"})
+
+
+def _is_overload(node: Node, src: bytes) -> bool:
+    """Whether a decorated Python definition is an `@overload` declaration."""
+    if node.type != "decorated_definition":
+        return False
+    return any(
+        child.type == "decorator"
+        and src[child.start_byte : child.end_byte].strip() in _OVERLOAD_DECORATORS
+        for child in node.children
+    )
 
 
 def in_head(ranges: list[tuple[int, int]], offset: int) -> bool:

@@ -12,6 +12,7 @@ statements, `pub use`, member assignments of imported names) and `@loop` capture
     const c = b.c / c = b.c (Python)     alias c -> b.c
     ky.stop = stop (stop imported)       alias stop -> stop (owner ky)
     from .x import a as b (Python)       alias b -> a from .x
+    from y.z import a as a (Python)      alias a -> a from y.z
     pub use crate::de::Deserializer as D alias D -> Deserializer from crate::de (Rust)
     type A = B (Go, Rust)                alias A -> B
     get = make_wrapper('get')            assigned get -> make_wrapper('get')
@@ -27,6 +28,7 @@ a loop over an imported list can be resolved when a question is asked.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -231,14 +233,26 @@ def _python_exports(
 
 
 def python_reexports(found: Found, statements: list[Node], src: bytes) -> None:
-    """`from .x import a as b`: b re-exports a (a package's `__init__`, typically)."""
+    """`from .x import a as b`: b re-exports a (a package's `__init__`, typically). From
+    another package (`from click.utils import echo as echo`, the explicit re-export idiom,
+    or `... import echo as say`) the row is kept also under the same name: it is the only
+    place the index has for it, and says whose it is."""
     for statement in statements:
         raw = src[statement.start_byte : statement.end_byte]
-        if not raw.startswith(b"from .") or b" as " not in raw:
+        if not raw.startswith(b"from ") or b" as " not in raw:
             continue
+        relative = raw.startswith(b"from .")
         for b in read_python_imports([statement], src):
-            if b.name and b.name not in (b.local, "*"):
+            if not b.name or b.name == "*":
+                continue
+            if b.name != b.local or (not relative and _aliased(raw, b.name)):
                 found.add(b.local, ALIAS, b.name, statement, module=b.module)
+
+
+def _aliased(raw: bytes, name: str) -> bool:
+    """Whether an import statement writes `name as name` (not a bare `name`)."""
+    word = re.escape(name.encode())
+    return re.search(rb"(?<![\w.])" + word + rb"\s+as\s+" + word + rb"(?!\w)", raw) is not None
 
 
 # -- Rust and Go ----------------------------------------------------------------------------

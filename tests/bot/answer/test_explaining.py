@@ -69,6 +69,8 @@ def test_the_model_gets_a_window_of_a_long_block_and_a_bounded_prompt() -> None:
 def test_everyday_words_never_make_a_question_not_covered() -> None:
     assert is_common("pick") and is_common("figures") and is_common("decides")
     assert not is_common("blueprint") and not is_common("retry")
+    # how a lookup is asked: "where is X defined, the one that routes?"
+    assert is_common("defined") and is_common("one") and is_common("implementation")
     words = ("router", "pick", "handler")
     concepts = tuple(Concept(w, (w,), named=False, common=is_common(w)) for w in words)
     everyday_missing = Coverage(concepts, (1.0, 3.0, 1.0), (True, False, True))

@@ -129,3 +129,50 @@ def test_a_bare_builtin_name_is_the_builtin_unless_a_star_import_may_bind_it():
         }
     finally:
         store.close()
+
+
+def test_self_and_super_calls_never_reach_a_module_function():
+    files = {
+        "pkg/main.py": """
+            def get_command(app):
+                return app
+
+            def run(app):
+                return get_command(app)
+            """,
+        "pkg/cli.py": """
+            import click
+
+            class Group(click.Group):
+                def get_command(self, ctx, name):
+                    return super().get_command(ctx, name)
+
+                def invoke(self, ctx):
+                    return self.get_command(ctx, "x")
+            """,
+    }
+    table = symbol_table(files, repo="pkg")
+    sites = table.references("get_command", repos=None, calls_only=True, limit=50)
+
+    def judged(kind: str) -> dict[tuple[str, int], tuple[str, str]]:
+        targets = [d for d in table.definitions("get_command", repos=None) if d.kind == kind]
+        return {
+            (a.site.path, a.site.line): (a.verdict, a.instead)
+            for a in CallJudge(table, targets).judge_all(sites)
+        }
+
+    try:
+        # the module's function: `super().get_command` goes to click's base, not to it
+        assert judged("function") == {
+            ("pkg/main.py", 5): ("yes", ""),
+            ("pkg/cli.py", 5): ("no", "super().get_command"),
+            ("pkg/cli.py", 8): ("no", "Group.get_command"),
+        }
+        # the method: the call through a base that is not indexed stays a "maybe"
+        assert judged("method") == {
+            ("pkg/main.py", 5): ("no", "get_command"),
+            ("pkg/cli.py", 5): ("maybe", ""),
+            ("pkg/cli.py", 8): ("yes", ""),
+        }
+    finally:
+        table.close()

@@ -19,6 +19,16 @@ from bot.retrieval.symbol_questions import SymbolQuestion, detect_symbol_questio
         ("where is A::b declared?", "definition", "A.b"),
         ("where is Foo#bar defined", "definition", "Foo.bar"),
         ("go to definition of monthly_amount", "definition", "monthly_amount"),
+        # context before a comma, a possessive owner, "the one that ..." after the name
+        ('in an Action I call cmd.Bool("verbose"), where is Bool defined?', "definition", "Bool"),
+        ("where is a schema's safeParse method defined?", "definition", "safeParse"),
+        (
+            "where is cmd.String(name) defined, the one that reads a flag?",
+            "definition",
+            "cmd.String",
+        ),
+        ("when I hit a 404, who calls notFound?", "callers", "notFound"),
+        ("where is the State class used by the typer command defined?", "definition", "State"),
         ("who calls send?", "callers", "send"),
         ("which functions call charge()?", "callers", "charge"),
         ("callers of `foo.bar`", "callers", "foo.bar"),
@@ -149,3 +159,18 @@ def test_long_messages_are_not_lookups() -> None:
 def test_last_segment() -> None:
     q = detect_symbol_question("who calls `Session.send`?")
     assert q is not None and q.last == "send"
+
+
+@pytest.mark.parametrize(
+    ("text", "lenient"),
+    [
+        ("where is cmd.String defined?", False),
+        ("where is cmd.String(name) defined, the one that reads a flag?", True),
+        ("where is a schema's safeParse method defined?", True),
+        ('in an Action I call cmd.Bool("verbose"), where is Bool defined?', True),
+        ("where is send defined, and who calls it?", False),
+    ],
+)
+def test_lenient_readings_are_marked(text: str, lenient: bool) -> None:
+    q = detect_symbol_question(text)
+    assert q is not None and q.lenient is lenient

@@ -482,3 +482,53 @@ def test_references_are_sorted_and_unique():
     keys = [(r.line, r.name, r.call) for r in found.references]
     assert keys == sorted(set(keys))
     assert all(isinstance(r, Reference) for r in found.references)
+
+
+def test_python_overload_declarations_give_way_to_the_implementation():
+    found = symbols(
+        """
+        from typing import overload
+        import typing
+
+        class Box:
+            @overload
+            def get(self, key: int) -> int: ...
+            @typing.overload
+            def get(self, key: str) -> str: ...
+            def get(self, key):
+                return key
+
+        @overload
+        def only(x: int) -> int: ...
+        @overload
+        def only(x: str) -> str: ...
+        """,
+        "python",
+    )
+    assert defs(found) == {
+        ("Box", "class", 4, 10),
+        ("Box.get", "method", 9, 10),
+        ("only", "function", 13, 13),  # a stub's declarations are all it has
+        ("only", "function", 15, 15),
+    }
+
+
+def test_python_imports_renamed_or_reexported_from_another_package_are_aliases():
+    found = symbols(
+        """
+        from click.utils import echo as echo
+        from click.termui import style as style, secho
+        from click.testing import CliRunner as Runner
+        from .main import Typer as Typer
+        from .main import run as start
+        from os import path
+        """,
+        "python",
+    )
+    rows = {(a.name, a.target, a.module, a.start_line) for a in found.aliases}
+    assert rows == {
+        ("echo", "echo", "click.utils", 1),
+        ("style", "style", "click.termui", 2),  # `secho`, imported bare, is no re-export
+        ("Runner", "CliRunner", "click.testing", 3),
+        ("start", "run", ".main", 5),  # `Typer as Typer` from the package is its definition
+    }
