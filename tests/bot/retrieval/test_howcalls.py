@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.retrieval.howcalls import CallSite, calls_in, go_receiver, resolve
+from bot.retrieval.howcalls import CHAINED, CallSite, calls_in, go_receiver, in_test_module, resolve
 from bot.retrieval.howpath import asks_how
 from bot.retrieval.preamble import without_preamble
 from bot.retrieval.symbol_questions import detect_symbol_question
@@ -76,3 +76,32 @@ def test_preambles_do_not_change_what_a_question_is() -> None:
     assert asks_how("Newbie here. How does the router pick a handler?")
     assert not asks_how("where is the router defined?")
     assert without_preamble("hi") == "hi"  # nothing would be left: unchanged
+
+
+def test_a_link_of_a_chain_is_a_method_call_never_a_free_function() -> None:
+    # `route\n    .path()`: the receiver is what `route` is, not the free function `path`
+    text = "fn segment(route: &Route) -> &str {\n    route\n        .path()\n        .splitn(2)\n}"
+    calls = calls_in(text, 1, "rust")
+    assert [(c.receiver, c.name) for c in calls] == [(CHAINED, "path"), (CHAINED, "splitn")]
+    assert [(c.receiver, c.name) for c in calls_in("a.b().c(x)", 1, "rust")] == [
+        ("a", "b"),
+        (CHAINED, "c"),
+    ]
+    caller = _def("src/filters/path.rs", "segment")
+    free = _def("src/filters/path.rs", "path")
+    method = _def("src/route.rs", "Route.path", "method")
+    assert resolve(CallSite("path", CHAINED, 3), caller, "", [free]) is None
+    assert resolve(CallSite("path", CHAINED, 3), caller, "", [free, method]) == method
+    # written bare, the same name is still the file's own function
+    assert resolve(CallSite("path", "", 3), caller, "", [free, method]) == free
+
+
+def test_a_test_module_beside_the_code_is_never_a_step() -> None:
+    assert in_test_module("tests.unhandled_customs")
+    assert in_test_module("sealed.tests.combine")
+    assert in_test_module("router_test.TestMatch")
+    assert not in_test_module("Rejections.preferred")
+    assert not in_test_module("contest.run")
+    caller = _def("src/reject.rs", "Rejection.into_response", "method")
+    helper = _def("src/reject.rs", "tests.combine_n")
+    assert resolve(CallSite("combine_n", "", 3), caller, "", [helper]) is None
