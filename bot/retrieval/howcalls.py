@@ -43,6 +43,7 @@ _NOT_CALLS = frozenset(
     Symbol parseInt parseFloat setTimeout clearTimeout cap copy close string byte rune
     error uint int64 int32 uint64 float64 recover println printf sprintf errorf""".split()
 )
+_DOC_BODY = re.compile(r"\s*(?:\*(?:\s|/|$)|///|//!)")
 CHAINED = "."  # the receiver of a call made on what an earlier call returned
 # A definition inside a test module of implementation code (Rust's `mod tests`, `test_x`).
 _TEST_OWNER = re.compile(r"(?:^|\.)(?:tests?|test_\w+|\w+_tests?)\.", re.IGNORECASE)
@@ -60,16 +61,28 @@ def calls_in(text: str, start_line: int, language: str) -> list[CallSite]:
     """Every call written in `text` (whose first line is `start_line`), in order."""
     found: list[CallSite] = []
     for offset, line in enumerate(_code_only(text, language).split("\n")):
+        if _DOC_BODY.match(line):
+            continue  # a doc comment whose opening is above the text (`* @throws X (...)`)
         for m in _CALL.finditer(line):
             receiver, name = m.group(1) or "", m.group(2)
             if not receiver and line[: m.start()].rstrip().endswith("."):
                 receiver = CHAINED  # `).name(` or a chain continued on this line
-            if name in _NOT_CALLS or (not receiver and line[: m.start()].rstrip().endswith("def")):
+            if _not_a_call(receiver, name) or (
+                not receiver and line[: m.start()].rstrip().endswith("def")
+            ):
                 continue
             if _is_declaration(line, m.start()) or _opens_body(line, m.end()):
                 continue
             found.append(CallSite(name, receiver, start_line + offset))
     return found
+
+
+def _not_a_call(receiver: str, name: str) -> bool:
+    """A statement or a builtin; but a method named like one, called on a class the code
+    names (`Selector.select(q)`, `Stream.filter(f)`), is the class's own."""
+    if receiver[:1].isupper():
+        return receiver in _NOT_CALLS  # `JSON.stringify`, `Object.assign`: the language's
+    return name in _NOT_CALLS
 
 
 def _is_declaration(line: str, at: int) -> bool:

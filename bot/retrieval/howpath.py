@@ -48,7 +48,7 @@ CALLEE_WEIGHT = 0.5  # how much a candidate entry's path adds to its own relevan
 NAMED_BONUS = 1.0  # an entry the question names outranks any the ranking suggests
 MAX_CALLS = 40  # distinct calls of one body looked up
 MAX_BODY_LINES = 400  # a longer definition is read only this far for its calls
-WRAPPER_LINES = 3  # a definition this short (head and body) that makes one call delegates
+WRAPPER_LINES = 2  # a head and one statement holding its one call: it delegates
 DOC_LINES = 8  # comment lines right above a definition that are read with it
 _DOC_STARTS = ("//", "/*", "*", "#", "--", "///", "@")
 
@@ -134,7 +134,7 @@ class PathFinder:
             last = name.rsplit(".", 1)[-1]
             defs = self._symbols.definitions(last, repos=repos, limit=10)
             found = [d for d in defs if d.kind in CALLABLE_KINDS and _code(d)]
-            out.extend(_named(_matching(found, name), walk.wanted - set(code_tokens(last)))[:2])
+            out.extend(_named(_matching(found, name), _concepts(retrieval, last))[:2])
         for rank, hit in enumerate(_code_hits(retrieval.hits)[:CANDIDATE_HITS]):
             for d in walk.definitions_in(hit.chunk):
                 if not in_test_module(d.symbol):
@@ -206,7 +206,7 @@ class _Walk:
                 continue
             if best is None or candidate.weight > best.weight:
                 best = candidate
-        if best is None and len(reached) == 1 and _delegates(step.source.text):
+        if best is None and len(reached) == 1 and delegates(step.source):
             (only,) = reached.values()
             return only if only.relevance > 0 else None
         return best
@@ -278,12 +278,16 @@ def file_lines(chunks: Sequence[Chunk]) -> dict[int, str]:
     return lines
 
 
-def _delegates(text: str) -> bool:
+def delegates(source: Source) -> bool:
     """A thin wrapper (`post() { return method_is(POST) }`): a body of a line or two whose
     one call does the work, so the path goes on to it even when the question's words are
     all in the wrapper's doc comment."""
+    text = source.text
     code = [line for line in text.split("\n") if line.strip().strip("{}();") and not _doc(line)]
-    return len(code) <= WRAPPER_LINES
+    if len(code) > WRAPPER_LINES:
+        return False
+    calls = calls_in(text, source.start_line, source.language)
+    return len({(c.receiver, c.name) for c in calls}) == 1
 
 
 def _doc(line: str) -> bool:
@@ -297,16 +301,23 @@ def _code(d: SymbolDef) -> bool:
     return implementation(d.path) and not in_test_module(d.symbol)
 
 
-def _named(defs: list[SymbolDef], asked: Set[str]) -> list[tuple[SymbolDef, float]]:
+def _concepts(retrieval: Retrieval, name: str) -> list[frozenset[str]]:
+    """The question's concepts as token sets, less the name itself."""
+    own = set(code_tokens(name))
+    sets = [frozenset(c.tokens) - own for c in retrieval.coverage.concepts]
+    return [t for t in sets if t]
+
+
+def _named(defs: list[SymbolDef], asked: Sequence[Set[str]]) -> list[tuple[SymbolDef, float]]:
     """Definitions of a name the question says, with their prior: where several share it
     (`Element.text`, `Document.text`), the ones whose class or file the question also
     names ("an element's text()"), or whose file is named after it (`pino.js`'s `pino`
     beside `browser.js`'s), get the whole bonus, the others a quarter."""
 
     def said(d: SymbolDef) -> int:
-        around = tokens_in(f"{d.symbol.rpartition('.')[0]} {d.path}", asked)
+        around = f"{d.symbol.rpartition('.')[0]} {d.path}"
         stem = d.path.rsplit("/", 1)[-1].split(".", 1)[0]
-        return len(around) + (stem.lower() == d.name.lower())
+        return sum(bool(tokens_in(around, c)) for c in asked) + (stem.lower() == d.name.lower())
 
     best = max(map(said, defs), default=0)
     ranked = sorted(defs, key=lambda d: -said(d))

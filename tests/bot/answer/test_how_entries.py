@@ -83,6 +83,10 @@ def test_a_thin_wrapper_leads_on_to_the_code_that_does_the_work(
     first = text.split("\n", 1)[0]
     assert first.startswith("The path through the code: `post` → `method_is`"), text
     assert "tests." not in text.split("\n\n", 1)[0]  # the test module is no step
+    # the wrapper's one call is in the path line: the first excerpt is the code that checks
+    blocks = text.split("\n\n")
+    assert blocks[1].startswith("**src/method.rs:L") and "`method_is`" in blocks[1], text
+    assert "route.verb() == want()" in blocks[1]
 
 
 SHOP_JS = """const { priceOf } = require('./lib/prices')

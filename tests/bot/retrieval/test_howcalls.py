@@ -105,3 +105,16 @@ def test_a_test_module_beside_the_code_is_never_a_step() -> None:
     caller = _def("src/reject.rs", "Rejection.into_response", "method")
     helper = _def("src/reject.rs", "tests.combine_n")
     assert resolve(CallSite("combine_n", "", 3), caller, "", [helper]) is None
+
+
+def test_a_class_named_call_is_the_classs_own_even_when_named_like_a_builtin() -> None:
+    text = """     * @throws Selector.SelectorParseException (unchecked) on an invalid query.
+     */
+    public Elements select(String cssQuery) {
+        return Selector.select(cssQuery, this);
+    }"""
+    calls = calls_in(text, 10, "java")  # a doc comment whose opening is above: no calls
+    assert [(c.receiver, c.name, c.line) for c in calls] == [("Selector", "select", 13)]
+    # the language's own objects and bare builtins stay out
+    js = "const o = Object.assign({}, JSON.parse(s))\nconst n = select(o)\nmap(o)"
+    assert [(c.receiver, c.name) for c in calls_in(js, 1, "javascript")] == []
