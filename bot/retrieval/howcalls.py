@@ -43,7 +43,8 @@ _NOT_CALLS = frozenset(
     Symbol parseInt parseFloat setTimeout clearTimeout cap copy close string byte rune
     error uint int64 int32 uint64 float64 recover println printf sprintf errorf""".split()
 )
-_DOC_BODY = re.compile(r"\s*(?:\*(?:\s|/|$)|///|//!)")
+# A doc comment's inner line (`* @throws X (...)`, `/// see run()`); `*p = f(x)` is code.
+_DOC_BODY = re.compile(r"\s*(?:\*(?:\s|/|$)(?!.*[=;{])|///|//!)")
 CHAINED = "."  # the receiver of a call made on what an earlier call returned
 # A definition inside a test module of implementation code (Rust's `mod tests`, `test_x`).
 _TEST_OWNER = re.compile(r"(?:^|\.)(?:tests?|test_\w+|\w+_tests?)\.", re.IGNORECASE)

@@ -155,7 +155,7 @@ class _Walk:
         self._symbols = symbols
         self._chunks = SymbolChunks(index)
         self._coverage = coverage
-        self.wanted = frozenset(t for c in coverage.concepts for t in c.tokens)
+        self._wanted = frozenset(t for c in coverage.concepts for t in c.tokens)
         self._defs: dict[tuple[str, str], list[SymbolDef]] = {}
         self._steps: dict[SymbolDef, Step | None] = {}
 
@@ -230,7 +230,7 @@ class _Walk:
         return replace(step, called_at=called_at)
 
     def _step(self, d: SymbolDef, source: Source) -> Step:
-        named = self._coverage.relevance(tokens_in(d.name, self.wanted))
+        named = self._coverage.relevance(tokens_in(d.name, self._wanted))
         return Step(d, source, self._relevance(source), named=named)
 
     def definitions_in(self, chunk: Chunk) -> list[SymbolDef]:
@@ -264,8 +264,8 @@ class _Walk:
         return Source(d.repo, d.path, chunks[0].language, start, end, d.symbol, text, 0.0)
 
     def _relevance(self, source: Source) -> float:
-        found = self.wanted.intersection(path_tokens(source.path))
-        found |= tokens_in(f"{source.symbol}\n{source.text}", self.wanted - found)
+        found = self._wanted.intersection(path_tokens(source.path))
+        found |= tokens_in(f"{source.symbol}\n{source.text}", self._wanted - found)
         return self._coverage.relevance(found)
 
 

@@ -118,3 +118,8 @@ def test_a_class_named_call_is_the_classs_own_even_when_named_like_a_builtin() -
     # the language's own objects and bare builtins stay out
     js = "const o = Object.assign({}, JSON.parse(s))\nconst n = select(o)\nmap(o)"
     assert [(c.receiver, c.name) for c in calls_in(js, 1, "javascript")] == []
+
+
+def test_a_pointer_write_is_code_not_a_doc_comment_line() -> None:
+    go = "func fill(out *Result) {\n\t*out = compute(1)\n}"
+    assert [c.name for c in calls_in(go, 1, "go")] == ["compute"]
