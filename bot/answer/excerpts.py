@@ -23,6 +23,7 @@ CONTEXT = 1  # lines kept above the statement that holds the best line
 MIN_LINES = 3  # a one-line statement is shown with the lines around it
 HEADER_REACH = 3  # how far above the best line its block's opening line may be
 BOUNDARY_REACH = 4  # how far up an excerpt may move to start where its docstring or comment does
+DOC_SHARE = 0.5  # what a line of the doc comment above a definition counts, beside its code
 _COMMENTS = ("#", "//", "/*", "*", "--")
 # Question tokens (as `query_terms` gives them) that ask what happens when something fails.
 FAILURE_WORDS = frozenset(
@@ -42,7 +43,7 @@ def best_excerpt(source: Source, weights: Mapping[str, float]) -> Source:
     lines = source.text.split("\n")
     if len(lines) <= SHORT_BLOCK:
         return source
-    scores = line_scores(lines, weights)
+    scores = _code_over_docs(lines, line_scores(lines, weights))
     if not any(scores):
         return _cut(source, lines, 0, SHORT_BLOCK - 1)  # nothing matches: the block's head
     anchor = max(range(len(lines)), key=lambda i: (scores[i], _near(scores, i)))
@@ -71,14 +72,19 @@ def _boundary(lines: Sequence[str], first: int, anchor: int) -> int:
             return at - 1 if at > 0 and lines[at - 1].rstrip().endswith(":") else at
         closes = next((i for i in range(first, anchor + 1) if quote in lines[i]), None)
         return first if closes is None or closes + 1 > anchor else closes + 1
-    if not lines[first].lstrip().startswith(_COMMENTS):
+    if not _comment(lines[first]):
         return first
     top = first
-    while (
-        top > 0 and first - top < BOUNDARY_REACH and lines[top - 1].lstrip().startswith(_COMMENTS)
-    ):
+    while top > 0 and _comment(lines[top - 1]):
         top -= 1
-    return top
+    if first - top <= BOUNDARY_REACH:
+        return top
+    below = next((i for i in range(first, anchor + 1) if not _comment(lines[i])), None)
+    return first if below is None else below  # a long comment's middle: start at the code
+
+
+def _comment(line: str) -> bool:
+    return line.lstrip().startswith(_COMMENTS)
 
 
 def _open_quote(lines: Sequence[str]) -> tuple[int, str] | None:
@@ -106,6 +112,18 @@ def line_scores(lines: Sequence[str], weights: Mapping[str, float]) -> list[floa
             score += cue
         scores.append(score)
     return scores
+
+
+def _code_over_docs(lines: Sequence[str], scores: list[float]) -> list[float]:
+    """The doc comment a block opens with (`///`, `/** ... */`, `//`) counts for half: it
+    repeats the question's words, but the code below it is what shows how."""
+    out = list(scores)
+    for i, line in enumerate(lines):
+        stripped = line.lstrip()
+        if stripped and not stripped.startswith((*_COMMENTS, "@")):
+            break
+        out[i] = scores[i] * DOC_SHARE
+    return out
 
 
 def _near(scores: Sequence[float], i: int) -> float:

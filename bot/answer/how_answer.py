@@ -17,7 +17,7 @@ from bot.answer.excerpts import best_excerpt
 from bot.answer.labels import excerpt_block, one_definition
 from bot.models import Citation, line_label
 from bot.retrieval.dirtree import one_line
-from bot.retrieval.howpath import HowPath, Step
+from bot.retrieval.howpath import HowPath, Step, delegates
 from bot.retrieval.retriever import Source
 from bot.text.tokens import code_tokens
 
@@ -50,10 +50,13 @@ def step_weights(path: HowPath, weights: Mapping[str, float]) -> list[dict[str, 
 
 
 def step_excerpts(path: HowPath, weights: Mapping[str, float]) -> list[Source]:
-    """The steps' excerpts in path order; past `MAX_EXCERPTS`, the calls that hold least of
-    the question are left out (the entry always stays)."""
+    """The steps' excerpts in path order, thin wrappers left out (`post` → `method_is`: the
+    path line cites the one call they make); past `MAX_EXCERPTS`, the calls that hold least
+    of the question are left out (the first shown always stays)."""
     per_step = step_weights(path, weights)
     keep = list(range(len(path.steps)))
+    wrappers = [i for i in keep[:-1] if delegates(path.steps[i].source)]
+    keep = [i for i in keep if i not in wrappers]  # the path line shows their one call
     while len(keep) > MAX_EXCERPTS:
         keep.remove(min(keep[1:], key=lambda i: path.steps[i].relevance))
     return [best_excerpt(path.steps[i].source, per_step[i]) for i in keep]

@@ -49,6 +49,7 @@ _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 _TOP_KINDS = frozenset(
     {"class", "struct", "interface", "trait", "type", "enum", "function", "constructor"}
 )
+_CRATE_ROOTS = ("src/lib.rs", "src/main.rs")
 _SCRIPT = re.compile(r"^\s*[\"']?([\w.-]+)[\"']?\s*=\s*[\"']([\w.]+):([\w.]+)[\"']", re.M)
 
 
@@ -212,11 +213,16 @@ class _Builder:
                 found.extend(self._scripts(path))
             elif name == "package.json" and "/" not in path:
                 found.extend(_package_entries(self.text(path), manifest))
+            elif name == "Cargo.toml" and "/" not in path:
+                found += [
+                    Entry(p, "crate root (Cargo.toml)") for p in _CRATE_ROOTS if p in manifest
+                ]
         mains = self._table.definitions("main", repos=frozenset({self._repo}), limit=20)
         for d in mains:
             if implementation(d.path) and d.kind in ("function", "method"):
                 found.append(Entry(d.path, "program entry", d))
         found += [Entry(p, "runs as `python -m`") for p in manifest if _is_main_module(p)]
+        found += [Entry(d.path, "named after the project", d) for d in self._namesakes()]
         used = [d for d in ranked if d.kind in _TOP_KINDS and telling(d.name)]
         found.extend(Entry(d.path, "most used by the rest of the code", d) for d in used[:2])
         unique: dict[tuple[str, str], Entry] = {}
@@ -224,6 +230,19 @@ class _Builder:
             key = (e.path, e.definition.symbol if e.definition else "")
             unique.setdefault(key, e)
         return list(unique.values())[:MAX_ENTRIES]
+
+    def _namesakes(self) -> list[SymbolDef]:
+        """The class or function named like the repository (`Jsoup` in jsoup): a library's
+        front door when it declares no entry point."""
+        defs = self._table.definitions(self._repo, repos=frozenset({self._repo}), limit=20)
+        return [
+            d
+            for d in defs
+            if d.kind in _TOP_KINDS
+            and d.name.lower() == self._repo.lower()
+            and "." not in d.symbol
+            and implementation(d.path)
+        ][:1]
 
     def _scripts(self, path: str) -> list[Entry]:
         out = []

@@ -16,7 +16,8 @@ from bot.symbols.model import SymbolDef
 
 ROLE_CHARS = 110
 LEAD_LINES = 60  # how far into a file its leading comment may start
-_COMMENT = re.compile(r"^\s*(?://+|#+|/\*+|\*+/?|--)\s?")
+# `//!` and `/*!` open Rust's module docs; `#[derive(...)]` and `#include` are no comments.
+_COMMENT = re.compile(r"^\s*(?://+!?|#+(?![\[!]|include\b|define\b|if)|/\*+!?|\*+/?|--)\s?")
 _NOT_ROLE = re.compile(
     r"copyright|licen[cs]e|spdx|all rights|eslint|@ts-|noqa|coding[:=]|^!|^\s*$|generated|"
     r"^\s*(?:use strict|type:|mypy:)",
@@ -51,7 +52,15 @@ def folder_role(
         if role is not None:
             return role
     inside = [f for f in files if f.rsplit("/", 1)[0] == folder]
-    named = ("__init__.py", "doc.go", "index.ts", "index.js", "mod.rs", "lib.rs")
+    named = (
+        "__init__.py",
+        "doc.go",
+        "index.ts",
+        "index.js",
+        "mod.rs",
+        "lib.rs",
+        "package-info.java",
+    )
     for path in sorted(inside, key=lambda f: f.rsplit("/", 1)[-1] not in named):
         role = file_role(text_of, path)
         if role is not None and (path.endswith(named) or role.text.lower().startswith("package ")):

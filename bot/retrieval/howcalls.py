@@ -11,7 +11,9 @@ table's definitions of that name in the same repository, the way a reader would:
 - a bare `send()`: the file's own definition, else one in the same directory
   (a Go package, a JS module's siblings), else the only one in the repository;
 - `router.match()`: a method whose class is named like the receiver
-  (`Router.match`), else the only method of that name in the repository.
+  (`Router.match`), else the only method of that name in the repository;
+- a link of a chain (`route.path().splitn(...)`, `.next()` on its own line): a method
+  of some class, never a free function of the same name.
 
 Anything that stays ambiguous is left out: a path shows only steps the code makes plain.
 """
@@ -41,6 +43,11 @@ _NOT_CALLS = frozenset(
     Symbol parseInt parseFloat setTimeout clearTimeout cap copy close string byte rune
     error uint int64 int32 uint64 float64 recover println printf sprintf errorf""".split()
 )
+# A doc comment's inner line (`* @throws X (...)`, `/// see run()`); `*p = f(x)` is code.
+_DOC_BODY = re.compile(r"\s*(?:\*(?:\s|/|$)(?!.*[=;{])|///|//!)")
+CHAINED = "."  # the receiver of a call made on what an earlier call returned
+# A definition inside a test module of implementation code (Rust's `mod tests`, `test_x`).
+_TEST_OWNER = re.compile(r"(?:^|\.)(?:tests?|test_\w+|\w+_tests?)\.", re.IGNORECASE)
 _GO_RECEIVER = re.compile(r"^\s*func\s*\(\s*([A-Za-z_]\w*)\s+\*?\s*([A-Za-z_]\w*)")
 
 
@@ -55,14 +62,28 @@ def calls_in(text: str, start_line: int, language: str) -> list[CallSite]:
     """Every call written in `text` (whose first line is `start_line`), in order."""
     found: list[CallSite] = []
     for offset, line in enumerate(_code_only(text, language).split("\n")):
+        if _DOC_BODY.match(line):
+            continue  # a doc comment whose opening is above the text (`* @throws X (...)`)
         for m in _CALL.finditer(line):
             receiver, name = m.group(1) or "", m.group(2)
-            if name in _NOT_CALLS or (not receiver and line[: m.start()].rstrip().endswith("def")):
+            if not receiver and line[: m.start()].rstrip().endswith("."):
+                receiver = CHAINED  # `).name(` or a chain continued on this line
+            if _not_a_call(receiver, name) or (
+                not receiver and line[: m.start()].rstrip().endswith("def")
+            ):
                 continue
             if _is_declaration(line, m.start()) or _opens_body(line, m.end()):
                 continue
             found.append(CallSite(name, receiver, start_line + offset))
     return found
+
+
+def _not_a_call(receiver: str, name: str) -> bool:
+    """A statement or a builtin; but a method named like one, called on a class the code
+    names (`Selector.select(q)`, `Stream.filter(f)`), is the class's own."""
+    if receiver[:1].isupper():
+        return receiver in _NOT_CALLS  # `JSON.stringify`, `Object.assign`: the language's
+    return name in _NOT_CALLS
 
 
 def _is_declaration(line: str, at: int) -> bool:
@@ -105,6 +126,7 @@ def resolve(
         if d.repo == caller.repo
         and d.kind in CALLABLE_KINDS
         and implementation(d.path)
+        and not in_test_module(d.symbol)
         and d.symbol != caller.symbol  # itself, or another overload of itself
     ]
     if not pool:
@@ -121,6 +143,8 @@ def resolve(
             if narrowed:
                 return _only(narrowed)
         return None
+    if call.receiver == CHAINED:
+        return _only([d for d in pool if _owner(d.symbol)])
     alike = [d for d in pool if _receiver_names(call.receiver, _owner(d.symbol))]
     return _only(alike or pool)
 
@@ -128,6 +152,11 @@ def resolve(
 def implementation(path: str) -> bool:
     """Implementation code, not tests or examples (`_examples/` counts as `examples/`)."""
     return file_kind("/".join(part.lstrip("_") for part in path.split("/"))) == "code"
+
+
+def in_test_module(symbol: str) -> bool:
+    """A definition of a test module kept beside the code (`tests.unhandled_customs`)."""
+    return bool(_TEST_OWNER.search(symbol))
 
 
 def _only(defs: Sequence[SymbolDef]) -> SymbolDef | None:

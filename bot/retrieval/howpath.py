@@ -18,7 +18,7 @@ Nothing is guessed: a call whose target is unclear ends the path there.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass, replace
 
 from bot.errors import BotError
@@ -30,6 +30,7 @@ from bot.retrieval.howcalls import (
     calls_in,
     go_receiver,
     implementation,
+    in_test_module,
     resolve,
 )
 from bot.retrieval.preamble import without_preamble
@@ -38,7 +39,7 @@ from bot.retrieval.retriever import Retrieval, Source
 from bot.retrieval.symbol_chunks import SymbolChunks
 from bot.retrieval.symbol_facts import SymbolLookup
 from bot.symbols.model import SymbolDef
-from bot.text.tokens import path_tokens, tokens_in
+from bot.text.tokens import code_tokens, path_tokens, tokens_in
 
 MAX_STEPS = 4  # the entry and up to three calls
 CANDIDATE_HITS = 12  # best-ranked chunks whose definitions may be the entry point
@@ -47,6 +48,7 @@ CALLEE_WEIGHT = 0.5  # how much a candidate entry's path adds to its own relevan
 NAMED_BONUS = 1.0  # an entry the question names outranks any the ranking suggests
 MAX_CALLS = 40  # distinct calls of one body looked up
 MAX_BODY_LINES = 400  # a longer definition is read only this far for its calls
+WRAPPER_LINES = 2  # a head and one statement holding its one call: it delegates
 DOC_LINES = 8  # comment lines right above a definition that are read with it
 _DOC_STARTS = ("//", "/*", "*", "#", "--", "///", "@")
 
@@ -131,11 +133,12 @@ class PathFinder:
         for name in list(dict.fromkeys([*retrieval.analysis.symbols, *said]))[:3]:
             last = name.rsplit(".", 1)[-1]
             defs = self._symbols.definitions(last, repos=repos, limit=10)
-            found = [d for d in defs if d.kind in CALLABLE_KINDS and implementation(d.path)]
-            out.extend((d, NAMED_BONUS) for d in _matching(found, name)[:2])
+            found = [d for d in defs if d.kind in CALLABLE_KINDS and _code(d)]
+            out.extend(_named(_matching(found, name), _concepts(retrieval, last))[:2])
         for rank, hit in enumerate(_code_hits(retrieval.hits)[:CANDIDATE_HITS]):
             for d in walk.definitions_in(hit.chunk):
-                out.append((d, 0.2 / (1 + rank)))
+                if not in_test_module(d.symbol):
+                    out.append((d, 0.2 / (1 + rank)))
         seen: set[tuple[str, str, int]] = set()
         unique = []
         for d, prior in out:
@@ -186,6 +189,7 @@ class _Walk:
         head = step.source.text.split("\n", 1)[0]
         receiver_var, _ = go_receiver(head)
         best: Step | None = None
+        reached: dict[SymbolDef, Step] = {}
         seen: set[tuple[str, str]] = set()
         for call in calls_in(step.source.text, step.source.start_line, step.source.language):
             if (call.receiver, call.name) in seen or len(seen) >= MAX_CALLS:
@@ -195,10 +199,16 @@ class _Walk:
             if target is None or target in visited:
                 continue
             candidate = self.step(target, call.line)
-            if candidate is None or candidate.relevance < FLOOR:
+            if candidate is None:
+                continue
+            reached.setdefault(target, candidate)
+            if candidate.relevance < FLOOR:
                 continue
             if best is None or candidate.weight > best.weight:
                 best = candidate
+        if best is None and len(reached) == 1 and delegates(step.source):
+            (only,) = reached.values()
+            return only if only.relevance > 0 else None
         return best
 
     def _target(self, call: CallSite, caller: SymbolDef, receiver_var: str) -> SymbolDef | None:
@@ -268,10 +278,50 @@ def file_lines(chunks: Sequence[Chunk]) -> dict[int, str]:
     return lines
 
 
+def delegates(source: Source) -> bool:
+    """A thin wrapper (`post() { return method_is(POST) }`): a body of a line or two whose
+    one call does the work, so the path goes on to it even when the question's words are
+    all in the wrapper's doc comment."""
+    text = source.text
+    code = [line for line in text.split("\n") if line.strip().strip("{}();") and not _doc(line)]
+    if len(code) > WRAPPER_LINES:
+        return False
+    calls = calls_in(text, source.start_line, source.language)
+    return len({(c.receiver, c.name) for c in calls}) == 1
+
+
 def _doc(line: str) -> bool:
     """A line of a doc comment or decorator above a definition (`#[...]`, `@route`)."""
     stripped = line.strip()
     return bool(stripped) and stripped.startswith(_DOC_STARTS)
+
+
+def _code(d: SymbolDef) -> bool:
+    """Implementation code, outside any test module it keeps beside it."""
+    return implementation(d.path) and not in_test_module(d.symbol)
+
+
+def _concepts(retrieval: Retrieval, name: str) -> list[frozenset[str]]:
+    """The question's concepts as token sets, less the name itself."""
+    own = set(code_tokens(name))
+    sets = [frozenset(c.tokens) - own for c in retrieval.coverage.concepts]
+    return [t for t in sets if t]
+
+
+def _named(defs: list[SymbolDef], asked: Sequence[Set[str]]) -> list[tuple[SymbolDef, float]]:
+    """Definitions of a name the question says, with their prior: where several share it
+    (`Element.text`, `Document.text`), the ones whose class or file the question also
+    names ("an element's text()"), or whose file is named after it (`pino.js`'s `pino`
+    beside `browser.js`'s), get the whole bonus, the others a quarter."""
+
+    def said(d: SymbolDef) -> int:
+        around = f"{d.symbol.rpartition('.')[0]} {d.path}"
+        stem = d.path.rsplit("/", 1)[-1].split(".", 1)[0]
+        return sum(bool(tokens_in(around, c)) for c in asked) + (stem.lower() == d.name.lower())
+
+    best = max(map(said, defs), default=0)
+    ranked = sorted(defs, key=lambda d: -said(d))
+    return [(d, NAMED_BONUS if said(d) == best else NAMED_BONUS / 4) for d in ranked]
 
 
 def _code_hits(hits: Sequence[Hit]) -> list[Hit]:

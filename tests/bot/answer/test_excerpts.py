@@ -189,3 +189,25 @@ def test_an_excerpt_opens_on_code_not_on_a_closer_or_a_blank_line() -> None:
     assert shown[0].startswith("_PEM_BEGIN = re.compile(")
     assert excerpt.start_line == 50 + PATTERNS.split("\n").index(shown[0])
     assert len(shown) >= 3  # the lines below give the context
+
+
+def test_the_code_outweighs_the_doc_comment_that_repeats_the_question() -> None:
+    # Rust's doc comment says "filter", "method" and "POST" too, in an example in the
+    # middle of the comment; the excerpt shows the code that checks the method
+    text = """/// Create a `Filter` that requires the request method to be `POST`.
+///
+/// # Example
+///
+/// ```
+/// use warp::Filter;
+///
+/// let post_only = warp::post().map(warp::reply);
+/// ```
+pub fn post() -> impl Filter<Extract = (), Error = Rejection> + Copy {
+    method_is(|| &Method::POST)
+}"""
+    source = Source("r", "src/method.rs", "rust", 30, 41, "post", text, 1.0)
+    weights = {"post": 2.0, "method": 1.0, "filter": 1.0}
+    excerpt = best_excerpt(source, weights)
+    assert "method_is(|| &Method::POST)" in excerpt.text
+    assert not excerpt.text.startswith("/// ```")  # never opens mid-comment, in its example

@@ -135,3 +135,55 @@ def test_the_model_reads_the_entry_point_first_and_the_parts_as_facts(make_repo:
     assert "Architecture (exact, from the index" in prompt
     assert "part `router.py`" in prompt and "uses handlers.py" in prompt
     assert answer.attachments  # the picture goes with the model's answer too
+
+
+def test_rust_module_docs_and_the_crate_root(make_repo: Any) -> None:
+    # `//!` is a module's doc; `#[derive(...)]` above a struct is no role of its folder
+    repo = make_repo("ferry")
+    repo.write("Cargo.toml", '[package]\nname = "ferry"\nversion = "0.1.0"\n')
+    repo.write("src/lib.rs", "//! Ferry: filters that route requests.\npub mod filter;\n")
+    repo.write(
+        "src/filter/mod.rs",
+        "//! The Filter trait and its combinators.\nmod and;\npub trait Filter {}\n",
+    )
+    repo.write(
+        "src/filter/and.rs",
+        "#[derive(Clone, Copy, Debug)]\npub struct And<T, U> {\n    first: T,\n    second: U,\n}\n",
+    )
+    repo.write("src/server.rs", "/// The server.\npub fn serve() {}\n")
+    repo.commit("crate")
+    core = Core.from_settings(Settings(), FileConfig())
+    core.index_repo(str(repo.path), name="ferry")
+    arch = _architecture(core)
+    roles = {p.name: p.role.text for p in arch.parts if p.role}
+    assert roles.get("filter/") == "The Filter trait and its combinators.", roles
+    assert not any("derive" in r for r in roles.values())
+    assert ("src/lib.rs", "crate root (Cargo.toml)") in [(e.path, e.why) for e in arch.entries]
+
+
+def test_a_library_class_named_after_the_project_is_where_to_start(make_repo: Any) -> None:
+    repo = make_repo("soup")
+    base = "src/main/java/org/soup/"
+    repo.write(
+        base + "Soup.java",
+        "package org.soup;\n\n/** The front door: parse HTML into a Document. */\npublic class Soup {\n"
+        "    public static Document parse(String html) {\n        return new Document(html);\n"
+        "    }\n}\n",
+    )
+    repo.write(
+        base + "Document.java",
+        "package org.soup;\n\npublic class Document {\n    public Document(String html) {}\n}\n",
+    )
+    repo.write(
+        base + "nodes/package-info.java",
+        "/** The DOM: elements and text nodes. */\npackage org.soup.nodes;\n",
+    )
+    repo.write(base + "nodes/Node.java", "package org.soup.nodes;\n\npublic class Node {}\n")
+    repo.commit("library")
+    core = Core.from_settings(Settings(), FileConfig())
+    core.index_repo(str(repo.path), name="soup")
+    arch = _architecture(core)
+    named = [e for e in arch.entries if e.why == "named after the project"]
+    assert [e.definition.symbol for e in named if e.definition] == ["Soup"]
+    roles = {p.name: p.role.text for p in arch.parts if p.role}
+    assert roles.get("nodes/") == "The DOM: elements and text nodes.", roles

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.retrieval.howcalls import CallSite, calls_in, go_receiver, resolve
+from bot.retrieval.howcalls import CHAINED, CallSite, calls_in, go_receiver, in_test_module, resolve
 from bot.retrieval.howpath import asks_how
 from bot.retrieval.preamble import without_preamble
 from bot.retrieval.symbol_questions import detect_symbol_question
@@ -76,3 +76,50 @@ def test_preambles_do_not_change_what_a_question_is() -> None:
     assert asks_how("Newbie here. How does the router pick a handler?")
     assert not asks_how("where is the router defined?")
     assert without_preamble("hi") == "hi"  # nothing would be left: unchanged
+
+
+def test_a_link_of_a_chain_is_a_method_call_never_a_free_function() -> None:
+    # `route\n    .path()`: the receiver is what `route` is, not the free function `path`
+    text = "fn segment(route: &Route) -> &str {\n    route\n        .path()\n        .splitn(2)\n}"
+    calls = calls_in(text, 1, "rust")
+    assert [(c.receiver, c.name) for c in calls] == [(CHAINED, "path"), (CHAINED, "splitn")]
+    assert [(c.receiver, c.name) for c in calls_in("a.b().c(x)", 1, "rust")] == [
+        ("a", "b"),
+        (CHAINED, "c"),
+    ]
+    caller = _def("src/filters/path.rs", "segment")
+    free = _def("src/filters/path.rs", "path")
+    method = _def("src/route.rs", "Route.path", "method")
+    assert resolve(CallSite("path", CHAINED, 3), caller, "", [free]) is None
+    assert resolve(CallSite("path", CHAINED, 3), caller, "", [free, method]) == method
+    # written bare, the same name is still the file's own function
+    assert resolve(CallSite("path", "", 3), caller, "", [free, method]) == free
+
+
+def test_a_test_module_beside_the_code_is_never_a_step() -> None:
+    assert in_test_module("tests.unhandled_customs")
+    assert in_test_module("sealed.tests.combine")
+    assert in_test_module("router_test.TestMatch")
+    assert not in_test_module("Rejections.preferred")
+    assert not in_test_module("contest.run")
+    caller = _def("src/reject.rs", "Rejection.into_response", "method")
+    helper = _def("src/reject.rs", "tests.combine_n")
+    assert resolve(CallSite("combine_n", "", 3), caller, "", [helper]) is None
+
+
+def test_a_class_named_call_is_the_classs_own_even_when_named_like_a_builtin() -> None:
+    text = """     * @throws Selector.SelectorParseException (unchecked) on an invalid query.
+     */
+    public Elements select(String cssQuery) {
+        return Selector.select(cssQuery, this);
+    }"""
+    calls = calls_in(text, 10, "java")  # a doc comment whose opening is above: no calls
+    assert [(c.receiver, c.name, c.line) for c in calls] == [("Selector", "select", 13)]
+    # the language's own objects and bare builtins stay out
+    js = "const o = Object.assign({}, JSON.parse(s))\nconst n = select(o)\nmap(o)"
+    assert [(c.receiver, c.name) for c in calls_in(js, 1, "javascript")] == []
+
+
+def test_a_pointer_write_is_code_not_a_doc_comment_line() -> None:
+    go = "func fill(out *Result) {\n\t*out = compute(1)\n}"
+    assert [c.name for c in calls_in(go, 1, "go")] == ["compute"]
