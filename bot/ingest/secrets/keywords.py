@@ -20,6 +20,15 @@ from enum import Enum
 import ahocorasick_rs
 
 from bot.ingest.secrets.filekinds import CODE, PLAIN, file_kind
+from bot.ingest.secrets.name_words import (
+    ISSUED_CERTIFICATE,
+    KEY_ABOUT,
+    NOT_THE_SECRET,
+    PUBLIC,
+    SECRET_ENDINGS,
+    STRONG_KEY_OWNERS,
+    WEAK_KEY_OWNERS_NOT,
+)
 from bot.ingest.secrets.prose import REACH, prose_hit
 from bot.ingest.secrets.rules import Hit
 from bot.ingest.secrets.values import (
@@ -70,38 +79,6 @@ _NAME_AFTER = re.compile(r"[A-Za-z0-9_.-]*")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SPLIT = re.compile(r"[._\-]+")
 
-_NOT_THE_SECRET = frozenset(
-    """url uri urls endpoint endpoints path paths file files filename dir directory template
-    templates header headers name names id ids type types length len size prefix suffix env var
-    vars variable field fields param params kind format pattern regex re label labels ttl expiry
-    expires expiration lifetime timeout version count mode scheme algorithm alg hint policy
-    provider store cache ref mount location host port user username email enabled enable disabled
-    required min max rotation reset question validator validation class cls model manager service
-    storage backend backends handler factory getter method fn func callback source description desc
-    help message msg text title placeholder key keys column table attr attribute arn scope scopes
-    audience issuer limit budget hasher hashers strength chars policy display form input widget
-    view views page route routes label error errors prompt length_min length_max sort index
-    exchange request response client parser serializer schema flow grant grants""".split()
-)
-_PUBLIC = frozenset({"public", "publishable", "pub", "nonsecret"})
-_SECRET_ENDINGS = (
-    "token", "secret", "apikey", "accesskey", "secretkey", "credential", "credentials", "salt",
-)  # fmt: skip
-_STRONG_KEY_OWNERS = frozenset(
-    """api access secret private signing sign master account encryption encrypt license licence app
-    admin auth client sdk service write read ingest server subscription storage shared consumer
-    webhook hmac session jwt deploy""".split()
-)
-_WEAK_KEY_OWNERS_NOT = frozenset(
-    """cache primary sort foreign dict hash partition lookup map registry config row idempotency
-    object s3 redis unique composite natural surrogate group event bucket index translation i18n
-    message state storage_key local token password env setting settings query field column
-    metadata annotation json yaml gpg pgp ssh fingerprint commit sha checksum digest etag
-    integrity revision version dedup dedupe routing_table shard""".split()
-)
-_KEY_ABOUT = frozenset("hash sha sha1 sha256 digest fingerprint checksum last4 masked".split())
-_CERTIFICATE = frozenset({"certificate", "cert"})
-_ISSUED_CERTIFICATE = frozenset({"app", "api", "access", "account", "master", "secret"})
 _SCHEME_WORDS = frozenset(
     {"bearer", "token", "basic", "bot", "apikey", "key", "sso-key", "digest", "api-token", "ssws"}
 )
@@ -124,25 +101,25 @@ _NEXT_LINE_VALUE = re.compile(r"[ \t]*-?[ \t]*value[ \t]*:[ \t]*[\"']?(?P<v>[^\s
 def name_strength(name: str) -> Strength | None:
     """How strongly a name announces a secret, or None when it names something else."""
     words = [w.lower() for w in _SPLIT.split(_CAMEL.sub("_", name.strip("-$@.:"))) if w]
-    if not words or _PUBLIC & set(words):
+    if not words or PUBLIC & set(words):
         return None
     if words[-1] == "key" and len(words) > 1:
         owner = words[-2]
-        if owner in _STRONG_KEY_OWNERS:
+        if owner in STRONG_KEY_OWNERS:
             return Strength.TOKEN  # SECRET_KEY, api.key, AccountKey
-        if owner in _WEAK_KEY_OWNERS_NOT or owner in _NOT_THE_SECRET:
+        if owner in WEAK_KEY_OWNERS_NOT or owner in NOT_THE_SECRET:
             return None  # cache_key, TOKEN_KEY (the name of a key, not a key)
         return Strength.KEY  # NEWSAPI_KEY, maptiler_key: a provider's key, if it looks one
     if words[-2:] == ["secret", "id"]:
         return Strength.TOKEN  # Vault's AppRole secret_id is the credential itself
-    if words[-1] in _NOT_THE_SECRET and len(words) > 1:
+    if words[-1] in NOT_THE_SECRET and len(words) > 1:
         return None  # TOKEN_URL, secret_name, TOKEN_KEY (the name of a key, not a key)
     for i, word in enumerate(words):
         if word.endswith(("password", "passwd", "passphrase")) or word == "pwd":
             return Strength.PASSWORD
         if word in {"pass", "pw"} and i == len(words) - 1 and i > 0:
             return Strength.PASSWORD  # db_pass, SMTP_PW; not pass_zero, PassStateEntered
-        if word.endswith(_SECRET_ENDINGS) or word in {
+        if word.endswith(SECRET_ENDINGS) or word in {
             "authorization",
             "auth",
             "bearer",
@@ -161,10 +138,10 @@ def name_strength(name: str) -> Strength | None:
 def _qualified_key(words: list[str], i: int) -> Strength | None:
     """API_KEY_PROD, BTC_PRIVATE_KEY_WIF (not api_key_hash); an issued app certificate."""
     if words[i] == "key":
-        if words[i - 1] not in _STRONG_KEY_OWNERS or _KEY_ABOUT & set(words[i + 1 :]):
+        if words[i - 1] not in STRONG_KEY_OWNERS or KEY_ABOUT & set(words[i + 1 :]):
             return None
         return Strength.TOKEN
-    if i == len(words) - 1 and words[i - 1] in _ISSUED_CERTIFICATE:
+    if i == len(words) - 1 and words[i - 1] in ISSUED_CERTIFICATE:
         return Strength.KEY
     return None
 
@@ -172,7 +149,7 @@ def _qualified_key(words: list[str], i: int) -> Strength | None:
 def names_something_else(name: str) -> bool:
     """A name that is not a secret's and ends in a word naming something else (`client_id`)."""
     words = [w.lower() for w in _SPLIT.split(_CAMEL.sub("_", name)) if w]
-    return bool(words) and name_strength(name) is None and words[-1] in _NOT_THE_SECRET
+    return bool(words) and name_strength(name) is None and words[-1] in NOT_THE_SECRET
 
 
 # curl -u user:secret, --user 'user:secret', -u ":secret"
