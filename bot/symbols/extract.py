@@ -156,7 +156,9 @@ def _facts(
         )
         read_loops(language, captures.get("loop", []), src, aliases, bindings, found.owner_of)
         if language == "python":
-            python_reexports(aliases, captures.get("import", []), src)
+            # In source order: a query's captures may come in another order in another process.
+            imports_in_order = sorted(captures.get("import", []), key=lambda n: n.start_byte)
+            python_reexports(aliases, imports_in_order, src)
     except Exception:  # odd trees must not stop an ingest
         log.warning("types or aliases of a %s file were not read", language, exc_info=True)
     return _Facts(imports, bases, bindings, aliases.distinct(), bound)
