@@ -18,6 +18,7 @@ import re
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 REPOS = (
@@ -70,13 +71,8 @@ def harvest(mirrors: Path) -> list[dict[str, object]]:
     out: list[dict[str, object]] = []
     seen: set[str] = set()
     for repo in REPOS:
-        git = ["git", f"--git-dir={mirrors / repo.replace('/', '+') / 'repo'}"]
-        commit = _run([*git, "rev-parse", "HEAD"]).strip()
         taken: Counter[str] = Counter()
-        for path in _run([*git, "ls-tree", "-r", "--name-only", "HEAD"]).splitlines():
-            if _SKIP.search(path):
-                continue
-            text = _run([*git, "show", f"HEAD:{path}"], check=False)
+        for commit, path, text in files_at_head(mirrors, repo, lambda path: not _SKIP.search(path)):
             lines = text.split("\n")
             for number, line in enumerate(lines):
                 case = _case(line, taken, seen)
@@ -113,6 +109,17 @@ def _case(line: str, taken: Counter[str], seen: set[str]) -> tuple[str, str] | N
 
 
 _NAMED_SECRET = re.compile(_SECRETISH + r"\w*['\"]?\s*(?:=|:)")
+
+
+def files_at_head(
+    mirrors: Path, repo: str, wanted: Callable[[str], bool]
+) -> Iterator[tuple[str, str, str]]:
+    """(commit, path, text) of each file at the HEAD of `repo`'s mirror whose path is wanted."""
+    git = ["git", f"--git-dir={mirrors / repo.replace('/', '+') / 'repo'}"]
+    commit = _run([*git, "rev-parse", "HEAD"]).strip()
+    for path in _run([*git, "ls-tree", "-r", "--name-only", "HEAD"]).splitlines():
+        if wanted(path):
+            yield commit, path, _run([*git, "show", f"HEAD:{path}"], check=False)
 
 
 def _run(command: list[str], *, check: bool = True) -> str:

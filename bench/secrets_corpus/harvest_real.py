@@ -29,7 +29,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from bench.secrets_corpus.harvest import _run
+from bench.secrets_corpus.harvest import files_at_head
 
 REPOS = (
     "certbot/certbot",
@@ -310,19 +310,17 @@ def _line_cases(line: str, cls: str) -> list[dict[str, object]]:
     return out
 
 
+def _harvested(path: str) -> bool:
+    return bool(_classes(path)) and not _SKIP.search(path)
+
+
 def harvest(mirrors: Path) -> list[dict[str, object]]:
     out: list[dict[str, object]] = []
     seen: set[str] = set()
     for repo in REPOS:
-        git = ["git", f"--git-dir={mirrors / repo.replace('/', '+') / 'repo'}"]
-        commit = _run([*git, "rev-parse", "HEAD"]).strip()
         taken: Counter[tuple[str, str]] = Counter()
-        for path in _run([*git, "ls-tree", "-r", "--name-only", "HEAD"]).splitlines():
-            classes = _classes(path)
-            if not classes or _SKIP.search(path):
-                continue
-            text = _run([*git, "show", f"HEAD:{path}"], check=False)
-            for cls in classes:
+        for commit, path, text in files_at_head(mirrors, repo, _harvested):
+            for cls in _classes(path):
                 for case in cases_in(text, path, cls):
                     key = re.sub(r"\s+", " ", str(case["template"])).strip()
                     if key in seen or taken[(str(case["kind"]), cls)] >= PER_REPO:

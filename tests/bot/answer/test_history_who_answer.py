@@ -33,6 +33,30 @@ def _first_commit(core: Core, text: str) -> str:
     return next((c.sha for c in answer.citations if c.kind == "commit"), "")
 
 
+def _three_changes(
+    repo, path: str, text: str, asked: tuple[str, str], later: tuple[str, str]
+) -> str:  # type: ignore[no-untyped-def]
+    """Ann adds `text`, Bob makes the `asked` edit (its commit is returned), then Cy makes
+    the `later` edit elsewhere in the file: only Bob's commit changed the lines asked about."""
+    repo.write(path, text)
+    commit_as(repo, "Add it", "Ann", 1_700_000_000)
+    text = text.replace(*asked)
+    repo.write(path, text)
+    wanted = commit_as(repo, "The change asked about", "Bob", 1_700_000_100)
+    repo.write(path, text.replace(*later))
+    commit_as(repo, "A change beside it", "Cy", 1_700_000_200)
+    return wanted
+
+
+def _first_commit_indexed(repo, question: str) -> str:  # type: ignore[no-untyped-def]
+    core = Core.from_settings(Settings(), FileConfig())
+    try:
+        core.index_repo(str(repo.path), name="demo")
+        return _first_commit(core, question)
+    finally:
+        core.close()
+
+
 @pytest.mark.parametrize(
     "question",
     [
@@ -43,22 +67,14 @@ def _first_commit(core: Core, text: str) -> str:
 )
 def test_a_method_named_with_its_owner_is_the_one_asked_about(make_repo, question: str) -> None:  # type: ignore[no-untyped-def]
     repo = make_repo("demo")
-    repo.write("src/ptr.rs", RUST)
-    commit_as(repo, "Add Own", "Ann", 1_700_000_000)
-    repo.write("src/ptr.rs", RUST.replace("self.ptr\n", "self.ptr + 0\n"))
-    cast = commit_as(repo, "Cast through zero", "Bob", 1_700_000_100)
-    repo.write(
-        "src/ptr.rs",
-        RUST.replace("self.ptr\n", "self.ptr + 0\n").replace("{ ptr }", "{ ptr: ptr }"),
+    # The later change is to `new`, and so to `Own`: only the cast's own lines point at Bob.
+    cast = _three_changes(
+        repo, "src/ptr.rs", RUST, ("self.ptr\n", "self.ptr + 0\n"), ("{ ptr }", "{ ptr: ptr }")
     )
-    commit_as(repo, "Spell out the field", "Cy", 1_700_000_200)  # changes `new`, and so `Own`
     lines = (repo.path / "src/ptr.rs").read_text().splitlines()
     start = next(i for i, line in enumerate(lines, 1) if "fn cast" in line)
     assert git_last_change(repo.path, "src/ptr.rs", start, start + 2) == cast
-    core = Core.from_settings(Settings(), FileConfig())
-    core.index_repo(str(repo.path), name="demo")
-    assert _first_commit(core, question) == cast
-    core.close()
+    assert _first_commit_indexed(repo, question) == cast
 
 
 def test_qualified_names_are_spelled_as_the_symbol_table_spells_them() -> None:
@@ -89,16 +105,11 @@ Runner.prototype.abort = function () {
 
 def test_a_method_set_on_a_prototype_is_its_owners(make_repo) -> None:  # type: ignore[no-untyped-def]
     repo = make_repo("demo")
-    repo.write("lib/runner.js", JS)
-    commit_as(repo, "Add Runner", "Ann", 1_700_000_000)
-    repo.write("lib/runner.js", JS.replace("fn(this.suite)", "fn(this.suite, 1)"))
-    run = commit_as(repo, "Run with one", "Bob", 1_700_000_100)
-    repo.write(
+    run = _three_changes(
+        repo,
         "lib/runner.js",
-        JS.replace("fn(this.suite)", "fn(this.suite, 1)").replace("= null", "= undefined"),
+        JS,
+        ("fn(this.suite)", "fn(this.suite, 1)"),
+        ("= null", "= undefined"),
     )
-    commit_as(repo, "Abort to undefined", "Cy", 1_700_000_200)
-    core = Core.from_settings(Settings(), FileConfig())
-    core.index_repo(str(repo.path), name="demo")
-    assert _first_commit(core, "who last changed Runner.prototype.run?") == run
-    core.close()
+    assert _first_commit_indexed(repo, "who last changed Runner.prototype.run?") == run
