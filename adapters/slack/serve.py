@@ -29,6 +29,7 @@ from bot.errors import ConfigError, ServiceUnavailable
 log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 3000
+SIGNAL_POLL_SECONDS = 0.2  # how soon a signal's handler runs while the adapter waits
 
 
 def serve_slack(
@@ -127,7 +128,10 @@ def _stop_on_signals(stop: threading.Event) -> None:
 
 
 def _wait(stop: threading.Event) -> None:
+    # In short waits: a signal the kernel hands to another thread does not wake a main
+    # thread blocked in one long wait, and Python runs handlers only on the main thread.
     try:
-        stop.wait()
+        while not stop.wait(SIGNAL_POLL_SECONDS):
+            pass
     except KeyboardInterrupt:
         stop.set()
