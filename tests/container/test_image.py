@@ -7,6 +7,7 @@ See tests/support/containers.py for where these run and why they are skipped els
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,6 +40,8 @@ def cart_total(prices, discount):
     return sum(prices) - discount
 '''
 QUESTION = "where is cart_total defined?"
+# Every path that loads a library, as the Dockerfile's build ran it to keep their bytecode.
+IMAGE_PATHS = Path(__file__).parents[2] / "scripts" / "image_paths.py"
 
 
 @pytest.fixture(scope="module")
@@ -80,6 +83,52 @@ def test_the_image_runs_codecite_as_an_unprivileged_user(image: str) -> None:
     [config] = json.loads(docker("image", "inspect", image).stdout)
     assert config["Config"]["User"] == "codecite"
     assert run(image, "id", "-u").stdout.strip() == "10001"
+
+
+def test_every_module_imports_and_each_library_path_runs_in_the_image(
+    image: str, tmp_path: Path
+) -> None:
+    """What the image's cuts must not break: every module of bot and adapters imports; a
+    diagram is drawn (Pillow); Kingfisher finds secrets (its native library); psycopg's binary
+    libpq loads; metrics; the OpenAI client; the CLI and `serve` (see scripts/image_paths.py)."""
+    shutil.copy(IMAGE_PATHS, tmp_path / "image_paths.py")
+    readable_copy(tmp_path)
+    done = run(image, "python", "/check/image_paths.py", mounts=[f"{tmp_path}:/check:ro"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    ran = [line for line in done.stdout.splitlines() if line.startswith("image path: ")]
+    assert len(ran) == 7, done.stdout
+    assert "a diagram drawn" in done.stdout and "Kingfisher found slack-bot-token" in done.stdout
+
+
+# Each installed distribution's licence files (METADATA's License-File) are in the image, as
+# installed or gzipped (Kingfisher's notices): a gzipped one must decompress to the bytes pip's
+# RECORD hashed at install time.
+LICENCES = """
+import base64, gzip, hashlib, importlib.metadata as md, sys
+missing, checked = [], 0
+for dist in md.distributions():
+    record = {str(f): f.hash.value for f in dist.files or () if f.hash}
+    for name in dist.metadata.get_all("License-File") or ():
+        found = [f for f in dist.files or () if str(f).endswith("/" + name)]
+        plain = [f for f in found if f.locate().exists()]
+        packed = [f for f in found if f.locate().with_name(f.name + ".gz").exists()]
+        if plain:
+            checked += 1
+        elif packed:
+            data = gzip.decompress(packed[0].locate().with_name(packed[0].name + ".gz").read_bytes())
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+            assert digest.decode() == record[str(packed[0])], packed[0]
+            checked += 1
+        else:
+            missing.append(f"{dist.name}: {name}")
+print(checked, missing)
+sys.exit(1 if missing or not checked else 0)
+"""
+
+
+def test_every_licence_file_is_in_the_image(image: str) -> None:
+    done = run(image, "python", "-c", LICENCES)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_an_index_of_a_mounted_repository_answers_with_its_lines(image: str, indexed: str) -> None:
