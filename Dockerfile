@@ -14,7 +14,7 @@ ARG BASE=python:3.11-slim
 # - documentation, manuals, translations, package lists, and Perl (about 65 MB with
 #   perl-base), which Debian's git depends on only for commands codecite never runs
 #   (send-email, svn, cvs, instaweb, add--interactive, whose builtin replaced it in 2.37);
-#   debconf is Perl too, so install system packages in a stage from `system`, not the image;
+#   debconf is Perl too: add a system package to the apt-get install below, before the purge;
 # - git's programs for serving, pushing and mailing (daemon, http-backend, http-push,
 #   imap-send, shell, scalar) and the translation helper of its shell-scripted commands: codecite
 #   only clones, fetches and reads (bot/ingest/git.py); git-remote-http and http-fetch stay.
@@ -63,8 +63,8 @@ RUN set -eu; \
     rm -rf $site/numpy/f2py $site/numpy/_core/include $site/numpy/_pyinstaller; \
     find $site -name '*.pyi' -delete; \
     gzip -9 $site/kingfisher_secret_scanner-*.dist-info/licenses/THIRD_PARTY_NOTICES
-# Bytecode for what the processes import, and none for what they never do (about 60% of the
-# 57 MB pip and Debian compile): every .pyc goes, then codecite's paths run once with bytecode
+# Bytecode for what the processes import, and none for what they never do (27 of the 57 MB
+# that pip and Debian compile stay): every .pyc goes, then codecite's paths run once with bytecode
 # writing on, so Python writes one for each module they load. scripts/image_paths.py imports
 # every module of bot and adapters and runs each library path (a diagram, a Kingfisher scan,
 # psycopg, metrics, the OpenAI client), the CLI indexes, answers and searches a repository,
