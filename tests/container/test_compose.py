@@ -97,7 +97,7 @@ def test_the_stack_answers_a_signed_slack_event_with_postgres_behind_it(
     scheduler = f"http://127.0.0.1:{stack.env['CI_SCHEDULER_PORT']}"
     wait_until(lambda: get(f"{web}/readyz")[0] == 200, "the web service's /readyz")
     # The scheduler starts beside web, not before it: on a loaded machine it can be a few
-    # seconds behind (once seen in CI as "connection refused" just after web was ready).
+    # seconds behind (once seen here as "connection refused" just after web was ready, load 12).
     wait_until(lambda: get(f"{scheduler}/healthz") == (200, "ok"), "the scheduler's /healthz")
 
     def indexed() -> bool:  # the scheduler's boot pass, seen through the shared database
