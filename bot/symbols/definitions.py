@@ -55,7 +55,13 @@ class Definitions:
     """Definitions in document order (`defs`) and, if `keep_heads`, where each is named."""
 
     def __init__(
-        self, grammar: Grammar, src: bytes, table: LineTable, *, keep_heads: bool, language: str = ""
+        self,
+        grammar: Grammar,
+        src: bytes,
+        table: LineTable,
+        *,
+        keep_heads: bool,
+        language: str = "",
     ) -> None:
         self.grammar = grammar
         self.language = language  # for the definitions no chunk is made of (`declarations`)
