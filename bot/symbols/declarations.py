@@ -10,7 +10,7 @@ shapes as `@def` too, and `declaration` names them when the grammar does not:
   {...}`: object, its function members methods), a module-level `const` of a literal
   value (constant);
 - Go: a defined type that is not a struct or interface (`type ID int`: type), each
-  name of a module-level `const` block (constant);
+  name of a module-level `const` block (constant) or `var` block (variable);
 - Rust: `const` and `static` items (constant);
 - Java: `static final` fields (constant);
 - C#: properties, events and `const` fields; delegates (type);
@@ -122,6 +122,16 @@ def _declared(node: Node, src: bytes) -> Definition | None:
     )
     if name is None or name.type != "identifier" or value is None:
         return None
+    if value.type in _FUNCTIONS:  # `export const create = ((s) => ...) as Create`
+        body = value.child_by_field_name("body")
+        return Definition(
+            node.start_byte,
+            node.end_byte,
+            "function",
+            text(name, src),
+            body,
+            signature(node, body, src),
+        )
     if value.type == "object" and _holds_functions(value):
         return Definition(
             node.start_byte,
@@ -230,13 +240,16 @@ def _go(node: Node, src: bytes) -> Definition | None:
             node.parent if node.parent is not None and node.parent.named_child_count == 1 else None
         )
         return _plain(node, node.child_by_field_name("name"), "type", src, outer=outer)
-    if node.type == "const_spec":
-        names = [c for c in node.children_by_field_name("name")]
+    if node.type in ("const_spec", "var_spec"):
+        names = node.children_by_field_name("name")
         if len(names) != 1:
             return None
         block = node.parent
-        outer = block if block is not None and block.named_child_count == 1 else None
-        return _plain(node, names[0], "constant", src, outer=outer)
+        outer = block if block is not None and block.type != "var_spec_list" else None
+        if outer is not None and outer.named_child_count != 1:
+            outer = None
+        kind = "constant" if node.type == "const_spec" else "variable"
+        return _plain(node, names[0], kind, src, outer=outer)
     return None
 
 
