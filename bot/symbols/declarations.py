@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from tree_sitter import Node
 
-from bot.code.grammars.base import Definition, signature, text
+from bot.code.grammars.base import Definition, signature, text, wrapped
 
 _FUNCTIONS = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 _JS_LITERALS = frozenset(
@@ -84,7 +84,7 @@ def _script(node: Node, src: bytes) -> Definition | None:
         inner = node.child_by_field_name("declaration")
         if inner is not None:
             found = _script(inner, src)
-            return _widened(node, found)
+            return wrapped(node, found) if found is not None else None
         value = node.child_by_field_name("value")  # export default {...}
         if value is not None and _holds_functions(value):
             return Definition(
@@ -96,19 +96,6 @@ def _script(node: Node, src: bytes) -> Definition | None:
                 signature(node, value, src),
             )
     return None
-
-
-def _widened(outer: Node, found: Definition | None) -> Definition | None:
-    if found is None:
-        return None
-    return Definition(
-        min(outer.start_byte, found.start),
-        max(outer.end_byte, found.end),
-        found.kind,
-        found.name,
-        found.body,
-        found.signature,
-    )
 
 
 def _declared(node: Node, src: bytes) -> Definition | None:
