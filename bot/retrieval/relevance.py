@@ -152,12 +152,12 @@ class RelevanceJudge:
         self, concepts: Sequence[Concept], in_scope: Sequence[bool], repos: frozenset[str] | None
     ) -> tuple[tuple[Concept, tuple[Mention, ...]], ...]:
         """The named things of the question that the scope mentions only outside its code."""
+        named = [c for c, seen in zip(concepts, in_scope, strict=True) if c.named and seen]
         found: list[tuple[Concept, tuple[Mention, ...]]] = []
-        for concept, seen in zip(concepts, in_scope, strict=True):
-            if concept.named and seen and len(found) < MAX_NAMED_IN_SENTENCE:
-                places = outside_code(self._index, concept.tokens, repos)
-                if places:
-                    found.append((concept, places))
+        for concept in named[:MAX_NAMED_IN_SENTENCE]:  # a few lookups, however long the text
+            places = outside_code(self._index, concept.tokens, repos)
+            if places:
+                found.append((concept, places))
         return tuple(found)
 
 
