@@ -203,8 +203,8 @@ def test_callers_answer_and_a_follow_up_that_says_it(shop):
         f"Called from 1 place in 1 file:\n• **{B}:L{site}** in `charge_customer`: "
         "`amount = monthly_amount(plan, customer.seats)`"
     ) in answer.text
-    assert [c.label for c in answer.citations][0] == f"{B}:L{site}"  # a call site first
-    assert answer.text.endswith(f"(function `monthly_amount`).")  # the definition after it
+    assert answer.citations[0].label == f"{B}:L{site}"  # a call site first
+    assert answer.text.endswith("(function `monthly_amount`).")  # the definition after it
 
     history = [Turn("user", "where is `send` defined?"), Turn("assistant", "...")]
     follow = core.ask("and who calls it?", CLI, history)
