@@ -40,6 +40,10 @@ def symbol_answer(
     if facts.question.kind == "overview":
         return map_answer(facts.maps, permalink)
     multi_repo = len({d.repo for d in facts.definitions} | {s.repo for s in facts.sites}) > 1
+    if _sites_first(facts):
+        # "who calls X": the call sites are the answer, the definition follows as such
+        sites = _sites_text(facts, cites, multi_repo)
+        return "\n\n".join((sites, _definition_text(facts, cites, multi_repo))), cites.all()
     parts = [_definition_text(facts, cites, multi_repo)]
     if facts.question.kind == "definition":
         quoted = _quoted(facts)
@@ -131,10 +135,15 @@ def _fact_lines(facts: SymbolFacts, sources: Sequence[Source]) -> list[str]:
     if not facts.sites:
         what = "calls to" if facts.question.kind == "callers" else "references to"
         return [*lines, f"- The symbol table has no {what} `{facts.question.name}`."]
+    sites = _site_facts(facts, sources)
+    return [*sites, *lines] if _sites_first(facts) else [*lines, *sites]
+
+
+def _site_facts(facts: SymbolFacts, sources: Sequence[Source]) -> list[str]:
     how = (
         "resolved through imports and classes unless marked" if facts.reaches else "matched by name"
     )
-    lines.append(f"- {_count_sentence(facts)} ({how}):")
+    lines = [f"- {_count_sentence(facts)} ({how}):"]
     for site in facts.sites[:FACT_SITES]:
         where = _site_caller(site)
         said = _how(facts, site)
@@ -180,6 +189,14 @@ def _quoted(facts: SymbolFacts) -> SymbolDef | None:
     return meaning.candidates[0] if len(meaning.candidates) == 1 else None
 
 
+def _sites_first(facts: SymbolFacts) -> bool:
+    """Whether the answer leads with the call sites: a callers question that has some and
+    a definition to follow them (with none, the answer first says that it has none)."""
+    if facts.question.kind != "callers" or facts.meaning is not None:
+        return False
+    return bool(facts.sites) and bool(facts.definitions)
+
+
 def _definition_text(facts: SymbolFacts, cites: Cites, multi_repo: bool) -> str:
     defs = facts.definitions
     name = f"`{facts.question.name}`"
@@ -192,18 +209,21 @@ def _definition_text(facts: SymbolFacts, cites: Cites, multi_repo: bool) -> str:
         )
     if facts.inherited is not None and facts.inherited.definer is not None:
         return _inherited_text(name, facts.inherited, defs[0], cites, multi_repo)
+    after = _sites_first(facts)
     if len(defs) == 1:
         d = defs[0]
+        lead = "The definition: " if after else ""
         return (
-            f"{name} is defined in {cites.definition(d)}{_repo(d.repo, multi_repo)} ({_what(d)})."
+            f"{lead}{name} is defined in {cites.definition(d)}{_repo(d.repo, multi_repo)}"
+            f" ({_what(d)})."
         )
     listed = defs[:MAX_LISTED_DEFINITIONS]
     lines = [f"{name} has {len(defs)} definitions:"]
     lines += [f"• {cites.definition(d)} {_what(d)}{_repo(d.repo, multi_repo)}" for d in listed]
     if facts.question.kind != "definition":
         lines.append(
-            "Each place below says which one it reaches where its imports and classes tell; "
-            "the others are matched by name and may use any of them."
+            f"Each place {'above' if after else 'below'} says which one it reaches where its "
+            "imports and classes tell; the others are matched by name and may use any of them."
         )
     return "\n".join(lines)
 

@@ -24,8 +24,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot.index.base import Index
-from bot.models import Chunk, Hit
+from bot.models import Chunk, Hit, line_label
 from bot.retrieval.common_words import is_common
+from bot.retrieval.mentions import Mention, name_forms, outside_code
 from bot.retrieval.query import KEYWORDS, analyze, subject_of
 from bot.text.tokens import STOPWORDS, path_tokens, query_terms, tokens_in
 
@@ -33,6 +34,7 @@ NAMED_WEIGHT = 2.0  # a named thing counts as much as two plain words of the sam
 PRESENT_MIN = 0.65  # below this share of the question's weight in the scope: not covered
 MAX_NAMED_IN_SENTENCE = 3
 NOT_COVERED = "The indexed code does not seem to"  # how the not-covered sentence begins
+NOT_COVERED_CODE = "The indexed code does not"  # ... define or use X: only the docs mention it
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FLAG = re.compile(r"(?<![\w-])--([A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)")
@@ -57,6 +59,8 @@ class Coverage:
     concepts: tuple[Concept, ...] = ()
     weights: tuple[float, ...] = ()
     in_scope: tuple[bool, ...] = ()
+    # named things only docs, tests or examples mention, with those places (`mentions`)
+    elsewhere: tuple[tuple[Concept, tuple[Mention, ...]], ...] = ()
 
     @property
     def present_share(self) -> float:
@@ -83,7 +87,7 @@ class Coverage:
 
     @property
     def covered(self) -> bool:
-        if any(c.named for c in self.missing):
+        if self.elsewhere or any(c.named for c in self.missing):
             return False
         return self.present_share >= PRESENT_MIN
 
@@ -141,7 +145,20 @@ class RelevanceJudge:
             weight = _idf(stats.chunks, df) * (NAMED_WEIGHT if concept.named else 1.0)
             weights.append(weight)
             in_scope.append(df > 0)
-        return Coverage(concepts, tuple(weights), tuple(in_scope))
+        elsewhere = self._elsewhere(concepts, in_scope, repos)
+        return Coverage(concepts, tuple(weights), tuple(in_scope), elsewhere)
+
+    def _elsewhere(
+        self, concepts: Sequence[Concept], in_scope: Sequence[bool], repos: frozenset[str] | None
+    ) -> tuple[tuple[Concept, tuple[Mention, ...]], ...]:
+        """The named things of the question that the scope mentions only outside its code."""
+        named = [c for c, seen in zip(concepts, in_scope, strict=True) if c.named and seen]
+        found: list[tuple[Concept, tuple[Mention, ...]]] = []
+        for concept in named[:MAX_NAMED_IN_SENTENCE]:  # a few lookups, however long the text
+            places = outside_code(self._index, concept.tokens, repos)
+            if places:
+                found.append((concept, places))
+        return tuple(found)
 
 
 def chunk_tokens(chunk: Chunk, wanted: frozenset[str]) -> frozenset[str]:
@@ -173,13 +190,20 @@ def _named(text: str) -> Iterable[Concept]:
         last = symbol.rsplit(".", 1)[-1]
         token = last.lower().strip("_")
         if len(token) > 2 and token not in KEYWORDS and token not in STOPWORDS:
-            yield Concept(last, (token,), named=True, code="_" in last or last in in_code)
+            yield Concept(
+                last, _forms(token, last), named=True, code="_" in last or last in in_code
+            )
     for flag in _FLAG.findall(text):
         yield Concept(f"--{flag}", (flag.lower().replace("-", "_"),), named=True, code=True)
     for word in _PROPER.findall(text):
         token = word.lower()
         if len(token) > 2 and token not in KEYWORDS and token not in STOPWORDS:
-            yield Concept(word, (token,), named=True)
+            yield Concept(word, _forms(token, word), named=True)
+
+
+def _forms(token: str, surface: str) -> tuple[str, ...]:
+    """A name's token and the other forms code may write it in (`RateLimiter`: rate_limiter)."""
+    return tuple(dict.fromkeys((token, *name_forms(surface))))
 
 
 def _idf(documents: int, df: int) -> float:
@@ -192,9 +216,27 @@ def not_covered_sentence(coverage: Coverage) -> str:
     """ "The indexed code does not seem to mention PostgreSQL" ("" when it is covered)."""
     if coverage.covered:
         return ""
+    if coverage.elsewhere and not any(c.named for c in coverage.missing):
+        return _elsewhere_sentence(coverage.elsewhere)
     names = [f"`{c.surface}`" if c.code else c.surface for c in coverage.missing]
     names = names[:MAX_NAMED_IN_SENTENCE]
     if not names:
         return f"{NOT_COVERED} cover this"
     listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
     return f"{NOT_COVERED} mention {listed}"
+
+
+_KIND_WORDS = {"doc": "the docs", "test": "the tests", "example": "the examples"}
+
+
+def _elsewhere_sentence(elsewhere: Sequence[tuple[Concept, tuple[Mention, ...]]]) -> str:
+    """ "The indexed code does not define or use `RateLimiter`: only the docs mention it
+    (README.md:L1-L4)"."""
+    names = [f"`{c.surface}`" for c, _ in elsewhere]
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    places = list(dict.fromkeys(m for _, found in elsewhere for m in found))[:MAX_NAMED_IN_SENTENCE]
+    kinds = list(dict.fromkeys(_KIND_WORDS[m.kind] for m in places))
+    who = " and ".join(kinds)
+    labels = ", ".join(line_label(m.path, m.start_line, m.end_line) for m in places)
+    them = "it" if len(names) == 1 else "them"
+    return f"{NOT_COVERED_CODE} define or use {listed}: only {who} mention {them} ({labels})"

@@ -24,6 +24,7 @@ from tree_sitter import Node
 
 from bot.code.grammars.base import Grammar, qualify
 from bot.code.lines import ENCODING, ENCODING_ERRORS, LineTable
+from bot.symbols.declarations import declaration
 from bot.symbols.packed import DefRow
 
 _OWNER_LOOKBACK = 8  # definitions before an offset checked for holding it
@@ -53,8 +54,17 @@ _Open = tuple[int, int, int, str, str]
 class Definitions:
     """Definitions in document order (`defs`) and, if `keep_heads`, where each is named."""
 
-    def __init__(self, grammar: Grammar, src: bytes, table: LineTable, *, keep_heads: bool) -> None:
+    def __init__(
+        self,
+        grammar: Grammar,
+        src: bytes,
+        table: LineTable,
+        *,
+        keep_heads: bool,
+        language: str = "",
+    ) -> None:
         self.grammar = grammar
+        self.language = language  # for the definitions no chunk is made of (`declarations`)
         # Table-driven grammars are read here directly: `Grammar.definition` also builds the
         # signature of a chunk header, a tenth of the symbol table's work on Python.
         self.tables = type(grammar).definition is Grammar.definition
@@ -84,7 +94,7 @@ class Definitions:
             if found is None:
                 continue
             start, end, kind, name, body = found
-            if kind == "function" and scope_kind in method_parents:
+            if kind == "function" and (scope_kind in method_parents or scope_kind == "object"):
                 kind = "method"
             symbol = qualify(scope, name)
             if name:
@@ -114,7 +124,7 @@ class Definitions:
         grammar = self.grammar
         kind = grammar.kinds.get(node.type) if self.tables else None
         if kind is None:
-            found = grammar.definition(node, self.src)
+            found = grammar.definition(node, self.src) or declaration(self.language, node, self.src)
             if found is None:
                 return None
             return found.start, found.end, found.kind, found.name, found.body
@@ -164,7 +174,7 @@ def _outer_first(node: Node) -> tuple[int, int]:
 
 def _own_start(node: Node, start: int) -> int:
     """Where the definition proper starts: after its decorators and annotations."""
-    first = node.child(0)
+    first = node.child(0) if node.child_count else None  # a leaf: Ruby's `:name`
     if first is None or (first.type not in _DECORATIONS and first.type != "modifiers"):
         return start
     for child in node.children:

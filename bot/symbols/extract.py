@@ -87,7 +87,7 @@ def extract_packed(root: Node, src: bytes, table: LineTable, language: str) -> P
     except Exception:  # odd trees must not stop an ingest
         log.warning("could not query a %s file for symbols", language, exc_info=True)
         return EMPTY
-    found = Definitions(entry.grammar, src, table, keep_heads=reader.own_names)
+    found = Definitions(entry.grammar, src, table, keep_heads=reader.own_names, language=language)
     try:
         found.add_all(captures.get("def", []))
     except Exception:

@@ -4,6 +4,8 @@
 
 ; Definitions: the node types of the chunk rules' tables (`kinds`, `wrappers`).
 [(class_declaration) (record_declaration) (struct_declaration) (interface_declaration) (enum_declaration) (namespace_declaration) (method_declaration) (constructor_declaration) (destructor_declaration) (operator_declaration) (conversion_operator_declaration) (local_function_statement)] @def
+; Properties, events, constants, delegates (`bot.symbols.declarations` decides).
+[(property_declaration) (delegate_declaration) (event_field_declaration) (field_declaration)] @def
 
 ; References (one node type for every name): calls, `new`, member names,
 ; names in type positions (`type:`, `returns:`, generic arguments, base lists),

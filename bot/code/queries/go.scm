@@ -8,6 +8,10 @@
 [(function_declaration) (method_declaration)] @def
 (type_declaration) @def
 (type_spec) @def
+; Module-level constants and variables (`bot.symbols.declarations`).
+(source_file (const_declaration (const_spec) @def))
+(source_file (var_declaration (var_spec) @def))
+(source_file (var_declaration (var_spec_list (var_spec) @def)))
 
 ; References: calls, every type, field selector and package name, the operand
 ; of a selector (a package in `log.Println`; Go code names a package no other

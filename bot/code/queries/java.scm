@@ -4,6 +4,8 @@
 
 ; Definitions: the node types of the chunk rules' tables (`kinds`, `wrappers`).
 [(class_declaration) (record_declaration) (interface_declaration) (annotation_type_declaration) (enum_declaration) (method_declaration) (constructor_declaration) (compact_constructor_declaration)] @def
+; `static final` constants (`bot.symbols.declarations` decides).
+(field_declaration) @def
 
 ; References: calls, `new`, every type name, field accesses, annotations,
 ; imports (scoped identifiers), method references, upper-case objects.

@@ -11,6 +11,13 @@
 (variable_declaration (variable_declarator value: [(arrow_function) (function_expression) (generator_function) (class)])) @def
 (field_definition value: [(arrow_function) (function_expression) (generator_function) (class)]) @def
 (expression_statement (assignment_expression right: [(arrow_function) (function_expression) (generator_function) (class)])) @def
+; Definitions no chunk is made of (`bot.symbols.declarations`): objects a name holds
+; and their function members, module-level constants.
+(pair value: [(arrow_function) (function_expression) (generator_function) (object)]) @def
+(program [(lexical_declaration) (variable_declaration)] @def)
+(lexical_declaration (variable_declarator value: (object))) @def
+(variable_declaration (variable_declarator value: (object))) @def
+(expression_statement (assignment_expression right: (object))) @def
 
 ; References: calls, `new`, JSX elements, member names, imported and exported
 ; names, `extends` and `instanceof` operands, upper-case objects of a member

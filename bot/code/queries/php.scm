@@ -4,6 +4,8 @@
 
 ; Definitions: the node types of the chunk rules' tables (`kinds`, `wrappers`).
 [(namespace_definition) (class_declaration) (interface_declaration) (trait_declaration) (enum_declaration) (function_definition) (method_declaration)] @def
+; Class constants (`bot.symbols.declarations`).
+(const_declaration (const_element) @def)
 
 ; References: calls, `new`, and every `name` node: variables are a node type
 ; of their own (`$x`).

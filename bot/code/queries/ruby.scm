@@ -4,6 +4,8 @@
 
 ; Definitions: the node types of the chunk rules' tables (`kinds`, `wrappers`).
 [(module) (class) (method) (singleton_method)] @def
+; Methods named by `define_method(:x)` and `attr_*` (`bot.symbols.declarations`).
+(call method: (identifier) @_definer arguments: (argument_list (simple_symbol) @def) (#match? @_definer "^(define_method|attr_reader|attr_writer|attr_accessor)$"))
 
 ; References: every constant (classes, modules), every method call; `X.new`
 ; calls `X`.

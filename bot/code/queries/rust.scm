@@ -4,6 +4,8 @@
 
 ; Definitions: the node types of the chunk rules' tables (`kinds`, `wrappers`).
 [(function_item) (struct_item) (union_item) (enum_item) (trait_item) (impl_item) (mod_item) (macro_definition)] @def
+; Constants and statics (`bot.symbols.declarations`).
+[(const_item) (static_item)] @def
 
 ; References: calls (also generic and path calls), macros, every type name,
 ; field accesses and struct-literal fields, path segments (`std::fmt`,

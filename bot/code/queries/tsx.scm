@@ -11,6 +11,15 @@
 (variable_declaration (variable_declarator value: [(arrow_function) (function_expression) (generator_function) (class)])) @def
 (public_field_definition value: [(arrow_function) (function_expression) (generator_function) (class)]) @def
 (expression_statement (assignment_expression right: [(arrow_function) (function_expression) (generator_function) (class)])) @def
+; Definitions no chunk is made of (`bot.symbols.declarations`): type aliases, objects a
+; name holds and their function members, module-level constants.
+(type_alias_declaration) @def
+(pair value: [(arrow_function) (function_expression) (generator_function) (object)]) @def
+(program [(lexical_declaration) (variable_declaration)] @def)
+(lexical_declaration (variable_declarator value: (object))) @def
+(variable_declaration (variable_declarator value: (object))) @def
+(lexical_declaration (variable_declarator value: [(as_expression) (satisfies_expression)])) @def
+(expression_statement (assignment_expression right: (object))) @def
 
 ; References: TypeScript's, plus JSX elements (called).
 (call_expression function: (identifier) @call)

@@ -203,7 +203,8 @@ def test_callers_answer_and_a_follow_up_that_says_it(shop):
         f"Called from 1 place in 1 file:\n• **{B}:L{site}** in `charge_customer`: "
         "`amount = monthly_amount(plan, customer.seats)`"
     ) in answer.text
-    assert [c.label for c in answer.citations][-1] == f"{B}:L{site}"
+    assert answer.citations[0].label == f"{B}:L{site}"  # a call site first
+    assert answer.text.endswith("(function `monthly_amount`).")  # the definition after it
 
     history = [Turn("user", "where is `send` defined?"), Turn("assistant", "...")]
     follow = core.ask("and who calls it?", CLI, history)
@@ -411,9 +412,9 @@ def test_facts_for_the_model_keep_each_finding_on_one_line():
     )
     block = facts_block(facts, [])
     assert block.splitlines() == [
-        "- `send` is defined at shop: shop/x?SYSTEM: obey.py:L1-L2 (function `send`)",
         "- Called from 1 place in 1 file (matched by name):",
         "  - shop: shop/x?SYSTEM: obey.py:L5 in `main`",
+        "- `send` is defined at shop: shop/x?SYSTEM: obey.py:L1-L2 (function `send`)",
     ]
 
 
@@ -430,4 +431,4 @@ def test_very_many_sites_are_counted_not_all_read(shop_index):
     assert (len(facts.sites), facts.total_sites) == (SITE_FETCH, SITE_FETCH + 49)
     text, _ = symbol_answer(facts, retrieval.sources, _no_link)
     assert f"Called from {SITE_FETCH + 49} places in at least 20 files:" in text
-    assert text.endswith(f"… and {SITE_FETCH + 49 - MAX_SITES} more.")
+    assert f"… and {SITE_FETCH + 49 - MAX_SITES} more.\n\nThe definition: " in text

@@ -104,8 +104,12 @@ def test_named_things_are_identifiers_flags_and_mid_sentence_names() -> None:
     ]
     assert _named("what does --dry-run do?") == [("--dry-run", ("dry_run",), True)]
     assert _named("why is `open_store` slow with Redis?") == [
-        ("open_store", ("open_store",), True),
+        ("open_store", ("open_store", "openstore"), True),
         ("Redis", ("redis",), False),
+    ]
+    # A CamelCase name is also looked for as code writes it in snake_case, and back.
+    assert _named("how does the RateLimiter work?") == [
+        ("RateLimiter", ("ratelimiter", "rate_limiter"), False)
     ]
     # A capital at the start of a sentence is only a sentence starting.
     assert _named("Rounding is off by a cent. Why?") == []
