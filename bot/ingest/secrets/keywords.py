@@ -216,6 +216,7 @@ def _plain_file_strength(name: str, kind: str) -> Strength | None:
         return Strength.WEAK
     return strength
 
+
 _SECRET_WORD = frozenset({"token", "password", "secret", "passphrase"})
 
 
