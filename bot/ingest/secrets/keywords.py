@@ -198,6 +198,7 @@ def keyword_hits(text: str, folded: str, path: str) -> Iterator[Hit]:
             yield hit
 
 
+@functools.lru_cache(maxsize=8192)
 def _plain_file_strength(name: str, kind: str) -> Strength | None:
     """A name's strength, read more strongly in a config file or a script, where a name is
     not a variable of code: `pass =` alone names the password (rclone's WebDAV and FTP
