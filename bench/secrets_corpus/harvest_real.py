@@ -46,6 +46,15 @@ REPOS = (
     "s3tools/s3cmd",
     "Supervisor/supervisor",
 )
+# A third dev part (issue 28, fourth pass), harvested the same way after the second part's
+# misses were fixed, to see whether the fixes reach repositories no one had read:
+#   harvest_real.py /work/.mirror three > bench/cases/secrets_real_lines_3.jsonl
+REPOS_THREE = (
+    "containrrr/shoutrrr",
+    "apolloconfig/apollo",
+    "pimutils/vdirsyncer",
+    "apache/dolphinscheduler",
+)
 _WORD = r"(?:pass(?:word|wd|phrase)?|secret|token|api[_.-]?key|access[_.-]?key|private[_.-]?key"
 _WORD += r"|credentials?|auth|key|pwd|signing[_.-]?key|webhook)"
 SECRET_NAME = re.compile(_WORD, re.IGNORECASE)
@@ -314,10 +323,10 @@ def _harvested(path: str) -> bool:
     return bool(_classes(path)) and not _SKIP.search(path)
 
 
-def harvest(mirrors: Path) -> list[dict[str, object]]:
+def harvest(mirrors: Path, repos: tuple[str, ...] = REPOS) -> list[dict[str, object]]:
     out: list[dict[str, object]] = []
     seen: set[str] = set()
-    for repo in REPOS:
+    for repo in repos:
         taken: Counter[tuple[str, str]] = Counter()
         for commit, path, text in files_at_head(mirrors, repo, _harvested):
             for cls in _classes(path):
@@ -336,7 +345,8 @@ def harvest(mirrors: Path) -> list[dict[str, object]]:
 
 
 def main() -> None:
-    for case in harvest(Path(sys.argv[1])):
+    repos = REPOS_THREE if sys.argv[2:3] == ["three"] else REPOS
+    for case in harvest(Path(sys.argv[1]), repos):
         print(json.dumps(case, ensure_ascii=False))
 
 

@@ -20,6 +20,8 @@ from bench.secrets_corpus.generate import Format, value
 from bench.secrets_corpus.plant import Lookalike, Planted, _canary
 
 REAL_LINES = Path(__file__).resolve().parents[1] / "cases" / "secrets_real_lines.jsonl"
+# The third dev part: more repositories, harvested after the second part's misses were fixed.
+REAL_LINES_THREE = REAL_LINES.with_name("secrets_real_lines_3.jsonl")
 SEED = "codecite-secrets-round-three-real-files"
 VALUES_PER_LINE = 2
 PART = "real"  # the `part` of its values in the harvest's reports
@@ -27,8 +29,8 @@ _COMMENT = {"ini": "; ", "properties": "# ", "shell": "# ", "url": "# "}
 _SUFFIX = {"ini": ".ini", "properties": ".properties", "shell": ".sh", "url": ".sh"}
 
 
-def _cases(kind: str) -> list[dict[str, object]]:
-    rows = [json.loads(line) for line in REAL_LINES.read_text().splitlines()]
+def _cases(kind: str, lines: Path) -> list[dict[str, object]]:
+    rows = [json.loads(line) for line in lines.read_text().splitlines()]
     return [row for row in rows if row["kind"] == kind]
 
 
@@ -47,10 +49,10 @@ def _provider(case: dict[str, object]) -> str:
     return f"{source}:{case['name'] or case['template']}"
 
 
-def real_corpus(start: int = 0) -> list[Planted]:
-    rng = random.Random(SEED)
+def real_corpus(start: int = 0, lines: Path = REAL_LINES) -> list[Planted]:
+    rng = random.Random(SEED if lines == REAL_LINES else f"{SEED}:{lines.name}")
     out: list[Planted] = []
-    for case in _cases("secret"):
+    for case in _cases("secret", lines):
         cls = str(case["class"])
         specs = [str(s) for s in case["specs"]]  # type: ignore[attr-defined]
         fmt = Format(_provider(case), cls, str(case["name"]), specs[0], "harvested", cls == "url")
@@ -72,9 +74,9 @@ def real_corpus(start: int = 0) -> list[Planted]:
     return out
 
 
-def real_lookalikes(start: int = 0) -> list[Lookalike]:
+def real_lookalikes(start: int = 0, lines: Path = REAL_LINES) -> list[Lookalike]:
     out: list[Lookalike] = []
-    for case in _cases("lookalike"):
+    for case in _cases("lookalike", lines):
         n = start + len(out)
         before = [str(b) for b in case["before"]]  # type: ignore[attr-defined]
         line = str(case["template"])
@@ -91,11 +93,12 @@ def all_values() -> list[Planted]:
     """Both parts: the generated formats' values, then the harvested lines'."""
     from bench.secrets_corpus.plant import corpus
 
-    return [*corpus(), *real_corpus()]
+    second = real_corpus()
+    return [*corpus(), *second, *real_corpus(len(second), REAL_LINES_THREE)]
 
 
 def all_lookalikes() -> list[Lookalike]:
     from bench.secrets_corpus.plant import lookalikes
 
-    first = lookalikes()
-    return [*first, *real_lookalikes(len(first))]
+    first = [*lookalikes(), *real_lookalikes(len(lookalikes()))]
+    return [*first, *real_lookalikes(len(first), REAL_LINES_THREE)]

@@ -179,13 +179,14 @@ def keyword_hits(text: str, folded: str, path: str) -> Iterator[Hit]:
         if at < done:
             continue
         start, end = _name_span(text, at, stop)
-        strength = name_strength(text[start:end]) or _config_password(text[start:end], kind)
+        strength = _plain_file_strength(text[start:end], kind)
         if strength is None:
             done = end
             continue
         hit, done = _value_after(text, start, end, strength, kind)
         if hit is None:  # no assignment: a README line, a table row, a comment
-            named = _prose_strength(text, start, strength)
+            # In prose the name reads as in any file: a bare `key` still wants an owner.
+            named = _prose_strength(text, start, name_strength(text[start:end]) or strength)
             allowed = (named is Strength.PASSWORD, named is not Strength.WEAK)
             # Prose already read past here, allowed as much: reading it again finds nothing.
             if end >= prose[0] or allowed > prose[1:]:
@@ -197,10 +198,27 @@ def keyword_hits(text: str, folded: str, path: str) -> Iterator[Hit]:
             yield hit
 
 
-def _config_password(name: str, kind: str) -> Strength | None:
-    """`pass = ...` alone in a config file or a script (rclone's WebDAV and FTP remotes,
-    `.netrc`-like files) names the password; in code `pass` is a statement."""
-    return Strength.PASSWORD if kind == PLAIN and name.lower() in {"pass", "pw"} else None
+@functools.lru_cache(maxsize=8192)
+def _plain_file_strength(name: str, kind: str) -> Strength | None:
+    """A name's strength, read more strongly in a config file or a script, where a name is
+    not a variable of code: `pass =` alone names the password (rclone's WebDAV and FTP
+    remotes, `.netrc`-like files; in code `pass` is a statement), a bare `key =` the key
+    itself (a hex or UUID key too: rclone's Swift remote), and `<token|password|secret>.key`
+    a key when its value looks generated (`xxl-sso.token.key=`; in code, the name of one)."""
+    strength = name_strength(name)
+    if kind != PLAIN:
+        return strength
+    if strength is Strength.WEAK:
+        return Strength.KEY
+    words = [w.lower() for w in _SPLIT.split(_CAMEL.sub("_", name.strip("-$@.:"))) if w]
+    if strength is None and words in (["pass"], ["pw"]):
+        return Strength.PASSWORD
+    if strength is None and len(words) > 1 and words[-1] == "key" and words[-2] in _SECRET_WORD:
+        return Strength.WEAK
+    return strength
+
+
+_SECRET_WORD = frozenset({"token", "password", "secret", "passphrase"})
 
 
 _PROSE_OWNER = re.compile(r"([A-Za-z]{3,24})[ \t]+$")

@@ -28,6 +28,12 @@ def real(value: str) -> bool:
     return not has_placeholder_body(value)
 
 
+def token_real(value: str) -> bool:
+    """A webhook path: placeholder ids (`T00000000/B00000000`, as Slack's docs write them)
+    before a generated token are still its credential; only the token decides."""
+    return real(value.rstrip("/").rsplit("/", 1)[-1])
+
+
 def mixed(value: str) -> bool:
     """A random base62 body, not a hex digest (`icon.ico-<md5>.png` is an asset's name)."""
     return real(value) and not re.fullmatch(r"[\w-]*?[0-9a-f]{32}", value)
@@ -256,6 +262,7 @@ RULES: tuple[TokenRule, ...] = (
         "hooks.slack.com/",
         "(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/-]{20,})",
         boundary=False,
+        check=token_real,
     ),
     _r(
         "discord",

@@ -50,6 +50,17 @@ _SERVICE_SCHEME = (
     r"|docker|oci|unix|tcp|udp)://)[a-z][a-z0-9+.-]{1,20}"
 )
 
+# A segment of up to 24 letters and digits before the credential: an incoming webhook's id
+# is part of its credential URL (`/webhooks/<id>/<token>`), and is redacted with the token;
+# after the other words (`/keys/v1/<key>`) it is a version or a kind, and is kept.
+_WEBHOOK_PATHS = ("/webhook/", "/webhooks/")
+_ID = "(?:[A-Za-z0-9]{1,24}/)?"
+
+
+def _last_segment_credential(value: str) -> bool:
+    return _path_credential(value.rsplit("/", 1)[-1])
+
+
 _PATH_WORDS = tuple(
     f"/{word}/"
     for word in "webhook webhooks token tokens key keys secret secrets integration".split()
@@ -64,6 +75,17 @@ URL_RULES: tuple[TokenRule, ...] = (
         f"{_SCHEME}://[^\\s:/@'\"`<>]{{0,64}}:(?P<secret>[^\\s@/'\"`<>]{{3,1024}})@[^\\s/'\"`<>]+",
         back=21,
         check=_real_password,
+    ),
+    # A notification service's URL: a generated segment in its user, host or path part,
+    # tried before the user-part rules so `pagerduty://<key>@<key>` loses both keys
+    TokenRule(
+        "url",
+        "service_url_credential",
+        "://",
+        f"(?<![A-Za-z0-9+.-]){_SERVICE_SCHEME}://(?:[^\\s/@:'\"`<>]{{0,64}}[/@:]){{0,6}}?"
+        "(?P<secret>[A-Za-z0-9_-]{16,128}(?:[/@:][A-Za-z0-9_-]{16,128}){0,3})(?![A-Za-z0-9_-])",
+        back=21,
+        check=_service_credential,
     ),
     # https://<token>@host: a token alone in the user part
     TokenRule(
@@ -82,16 +104,6 @@ URL_RULES: tuple[TokenRule, ...] = (
         f"{_SCHEME}://(?P<secret>[0-9a-f]{{32,64}})@[\\w.-]+",
         back=21,
         check=is_key_shaped,
-    ),
-    # A notification service's URL: a generated segment in its user, host or path part
-    TokenRule(
-        "url",
-        "service_url_credential",
-        "://",
-        f"(?<![A-Za-z0-9+.-]){_SERVICE_SCHEME}://(?:[^\\s/@:'\"`<>]{{0,64}}[/@:]){{0,6}}?"
-        "(?P<secret>[A-Za-z0-9_-]{16,128}(?:[/@:][A-Za-z0-9_-]{16,128}){0,3})(?![A-Za-z0-9_-])",
-        back=21,
-        check=_service_credential,
     ),
     # Incoming webhooks whose URL is the credential: Mattermost, Rocket.Chat, Gitea, Make...
     TokenRule(
@@ -143,10 +155,11 @@ URL_RULES: tuple[TokenRule, ...] = (
             "url",
             "url_path_credential",
             trigger,
-            f"{re.escape(trigger)}(?:[A-Za-z0-9]{{1,24}}/)?(?P<secret>[A-Za-z0-9_-]{{16,128}})"
-            "(?![A-Za-z0-9_-])",
+            re.escape(trigger)
+            + (f"(?P<secret>{_ID}" if trigger in _WEBHOOK_PATHS else f"{_ID}(?P<secret>")
+            + "[A-Za-z0-9_-]{16,128})(?![A-Za-z0-9_-])",
             boundary=False,
-            check=_path_credential,
+            check=_last_segment_credential,
         )
         for trigger in _PATH_WORDS
     ),
