@@ -150,18 +150,20 @@ def add_merge_diffs_damaged(
         reason = damage_reason(exc)
         if not reason:
             raise
-    lost: list[RawCommit] = []
     merges = [c for c in readable if len(c.parents) > 1]
-    for count, merge in enumerate(merges):
+    lost = merges if "git could not read" not in reason else []  # a deadline: no retries
+    for count, merge in enumerate(merges if not lost else []):
+        if count >= MAX_CALLS:
+            lost.extend(merges[count:])
+            break
         try:
-            if count >= MAX_CALLS:
-                raise GitError("too many unreadable merges")
             add_merge_diffs(git, [merge], needed=wanted, config=config)
         except GitError as exc:
-            if count < MAX_CALLS and not damage_reason(exc):
+            if not damage_reason(exc):
                 raise
-            merge.other_diffs.clear()
             lost.append(merge)
+    for merge in lost:
+        merge.other_diffs.clear()
     blind = mark_touched(git, lost)
     order = {c.sha: i for i, c in enumerate(commits)}
     shas = sorted(unread | {c.sha for c in lost}, key=order.__getitem__)

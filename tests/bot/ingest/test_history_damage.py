@@ -228,3 +228,38 @@ def test_a_blob_the_promisor_cannot_give_costs_only_its_commits(make_repo, tmp_p
     assert _wrong(ours, truth) == []
     assert all(ours[k] == truth[k] for k in ours if k[0] == "b.py")
     core.close()
+
+
+def test_a_merge_whose_side_cannot_be_read_loses_only_its_lines(make_repo) -> None:  # type: ignore[no-untyped-def]
+    """The merge's diff against its first parent reads; against the side branch it
+    cannot (the side's version of a.py is lost): the merge joins the unread."""
+    from tests.support.history_repo import env_merge
+
+    repo = make_repo("demo")
+    start, day = 1_700_000_000, 86_400
+    repo.write("a.py", LINES)
+    repo.write("b.py", LINES)
+    commit_as(repo, "Add both files", "Ann", start)
+    git(repo.path, "checkout", "-q", "-b", "side")
+    repo.write("a.py", LINES.replace("line 2\n", "line 2 on the side\n"))
+    side = commit_as(repo, "Side: a.py line 2", "Bob", start + day)
+    git(repo.path, "checkout", "-q", "main")
+    repo.write("a.py", LINES.replace("line 10\n", "line 10 on main\n"))
+    main = commit_as(repo, "Main: a.py line 10", "Cid", start + 2 * day)
+    env_merge(repo, "side", "Merge pull request #7 from demo/side", start + 3 * day)
+    merge = repo.head()
+    repo.write("b.py", LINES.replace("line 4\n", "line 4 later\n"))
+    later = commit_as(repo, "b.py line 4", "Dee", start + 4 * day)
+    truth = _truth(repo)
+    _object_file(repo, git(repo.path, "rev-parse", f"{side}:a.py")).unlink()
+    core = _core()
+    report = core.index_repo(str(repo.path), name="demo")
+    history = report.history
+    assert history is not None and not history.failed and history.commits == 5
+    assert set(history.unread.shas) == {side, merge}
+    records = {c.sha: c for c in core.stores.history.commits("demo")}
+    assert records[main].ranges == "a.py:10-10" and records[later].ranges == "b.py:4-4"
+    ours = _ours(core, "demo")
+    assert _wrong(ours, truth) == []
+    assert ours[("b.py", 4, 4)] == later
+    core.close()
