@@ -9,7 +9,10 @@ Each ingest brings the recorded history up to the indexed commit:
   - it is not (a force-push rewrote history): everything is recorded afresh.
 A blobless clone fetches the blobs those diffs read first, in `fetch_blobs`' bounded
 batches, so git never fetches on its own. Messages and diff excerpts are scrubbed of
-secrets like code. The history is written in one transaction after the index: a failure
+secrets like code. In a damaged repository only the commits git cannot read lose their
+changes (`history_damage`); the head notes them (`history_unread`), `status` says so, and
+each later ingest tries them again (one small `git log`), rebuilding once they read. The
+history is written in one transaction after the index: a failure
 leaves the previous history (and the index) as they were, and the next ingest retries.
 """
 
