@@ -263,3 +263,18 @@ def test_a_merge_whose_side_cannot_be_read_loses_only_its_lines(make_repo) -> No
     assert _wrong(ours, truth) == []
     assert ours[("b.py", 4, 4)] == later
     core.close()
+
+
+def test_a_corrupt_object_is_damage_like_a_lost_one(make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo("demo")
+    shas = _story(repo)
+    blob = _object_file(repo, git(repo.path, "rev-parse", f"{shas['a2']}:a.py"))
+    blob.chmod(0o644)
+    blob.write_bytes(b"x\x9c not zlib at all")  # a loose object that no longer inflates
+    core = _core()
+    report = core.index_repo(str(repo.path), name="demo")
+    history = report.history
+    assert history is not None and not history.failed and history.commits == 6
+    assert set(history.unread.shas) == {shas["a2"], shas["a4"]}
+    assert "missing or corrupt" in history.unread.reason
+    core.close()
