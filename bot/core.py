@@ -366,6 +366,7 @@ class Core(history_commands.HistoryCommands, Maintenance):
             runs=self.runs,
             locks=self.stores.locks,
             folders=(settings.home, settings.index_path.parent),
+            history=self.stores.history,
         )
 
     # -- stopping ----------------------------------------------------------------------------

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from bot.errors import BotError
 from bot.llm.pricing import describe_cost
 from bot.models import RepoState, ago
-from bot.store.base import IngestLocks, RunRecords, SymbolTable
+from bot.store.base import HistoryRecords, IngestLocks, RunRecords, SymbolTable
+from bot.store.history_unread import split_horizon
 from bot.store.runs import DONE, RUNNING, Run
 from bot.store.sqlite import notices
 
@@ -37,6 +38,7 @@ class StatusFacts:
     runs: RunRecords
     locks: IngestLocks
     folders: Iterable[Path]  # where damaged files may have been set aside
+    history: HistoryRecords | None = None  # None: no history store to ask
 
 
 def status_text(facts: StatusFacts) -> str:
@@ -57,12 +59,23 @@ def status_text(facts: StatusFacts) -> str:
                 "    symbol table: behind the index (an ingest stopped before updating it, or "
                 "it was rebuilt); exact symbol answers use search until the next ingest"
             )
+        lines.extend(_history_lines(facts.history, s.name))
         lines.extend(_run_lines(facts, s.name))
     for name in pending:  # configured, but no run has succeeded yet
         lines.append(f"• {name}: not indexed yet")
         lines.extend(_run_lines(facts, name))
     lines += [notice.sentence() for notice in notices(facts.folders)]  # last: reads may find one
     return "\n".join(lines)
+
+
+def _history_lines(history: HistoryRecords | None, repo: str) -> list[str]:
+    """What the recorded history lacks, when git could not read some of it."""
+    try:
+        head = history.head(repo) if history is not None else None
+    except BotError:
+        return []  # an unreadable store is reported where it is used
+    unread = split_horizon(head.horizon)[1] if head is not None else None
+    return [f"    history: {unread.sentence()}"] if unread else []
 
 
 def _symbol_commits(symbols: SymbolTable | None) -> dict[str, str] | None:

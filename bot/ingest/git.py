@@ -197,6 +197,11 @@ class Git:
         code, out, _ = self._call(args, timeout, b"", transfer)
         return out.decode("utf-8", "replace").strip() if code == 0 else None
 
+    def attempt(self, *args: str, timeout: float | None = None) -> tuple[int, bytes, str]:
+        """Exit status, stdout (what git wrote, also when it failed part way) and scrubbed
+        stderr; GitError only when git times out."""
+        return self._call(args, timeout, b"", False)
+
     def popen(self, args: Sequence[str], **kwargs: object) -> subprocess.Popen[bytes]:
         """Start `git args...` (the caller holds a slot); SourceError if git cannot start."""
         try:

@@ -9,7 +9,10 @@ Each ingest brings the recorded history up to the indexed commit:
   - it is not (a force-push rewrote history): everything is recorded afresh.
 A blobless clone fetches the blobs those diffs read first, in `fetch_blobs`' bounded
 batches, so git never fetches on its own. Messages and diff excerpts are scrubbed of
-secrets like code. The history is written in one transaction after the index: a failure
+secrets like code. In a damaged repository only the commits git cannot read lose their
+changes (`history_damage`); the head notes them (`history_unread`), `status` says so, and
+each later ingest tries them again (one small `git log`), rebuilding once they read. The
+history is written in one transaction after the index: a failure
 leaves the previous history (and the index) as they were, and the next ingest retries.
 """
 
@@ -24,16 +27,21 @@ from dataclasses import dataclass, field
 from bot.errors import BotError
 from bot.ingest.clone import fetch_blobs, transport_args
 from bot.ingest.diff_secrets import scrub_excerpt
-from bot.ingest.git import Git
+from bot.ingest.git import Git, GitError
 from bot.ingest.github_prs import enrich_quietly
+from bot.ingest.history_damage import (
+    add_merge_diffs_damaged,
+    damage_reason,
+    logged,
+    read_history,
+    readable_now,
+)
 from bot.ingest.history_lines import Files, LineTracker
 from bot.ingest.history_log import (
     EXCERPT_WIDTH,
     RawCommit,
-    add_merge_diffs,
     blob_ids,
     new_lines,
-    read_commits,
     shallow_commits,
 )
 from bot.ingest.history_skips import lines_needed, undiffed_skips
@@ -47,6 +55,7 @@ from bot.store.history_records import (
     HistoryUpdate,
     TagRecord,
 )
+from bot.store.history_unread import UnreadNote, split_horizon, with_unread
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +99,7 @@ class HistoryReport:
     rewritten: bool = False  # because the recorded head is no longer an ancestor
     seconds: float = 0.0
     failed: str = ""  # why the history could not be brought up to date ("" when it was)
+    unread: UnreadNote = UnreadNote()  # noqa: RUF009  (frozen) commits recorded without diffs
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,14 +135,17 @@ class HistorySync:
             if recorded is not None:
                 self._store.remove_repo(self._repo)
             return HistoryReport()
-        if recorded is not None and recorded.head == head and recorded.horizon == options.horizon:
-            return HistoryReport(commits=recorded.commits)
+        horizon, before = split_horizon(recorded.horizon) if recorded else ("", UnreadNote())
+        same = recorded is not None and horizon == options.horizon
+        # commits once unreadable are tried again: readable now, the history is rebuilt
+        retry = same and bool(before) and readable_now(access.git, before)
+        if same and recorded is not None and recorded.head == head and not retry:
+            return HistoryReport(commits=recorded.commits, unread=before)
         incremental = (
-            recorded is not None
-            and recorded.horizon == options.horizon
+            same and not retry and recorded is not None
             and _is_ancestor(access.git, recorded.head, head)
-        )
-        rewritten = recorded is not None and recorded.horizon == options.horizon and not incremental
+        )  # fmt: skip
+        rewritten = same and not retry and not incremental
         if rewritten:
             log.info("%s: the recorded history was rewritten; recording it afresh", self._repo)
         assert recorded is not None or not incremental
@@ -142,11 +155,16 @@ class HistorySync:
         if access.remote is not None:
             _fetch_diff_blobs(access, revisions, limit, days)
         with undiffed_skips() as config:
-            commits = read_commits(
+            commits, damage = read_history(
                 access.git, revisions, max_count=limit, since_days=days, config=config
             )
             needed = None if kept is None else lines_needed(commits, kept)
-            add_merge_diffs(access.git, commits, needed=needed, config=config)
+            damage = add_merge_diffs_damaged(
+                access.git, commits, damage, needed=needed, config=config
+            )
+        unread = logged(self._repo, damage)
+        if incremental:
+            unread = before.joined(unread)
         base_seq = self._store.last_seq(self._repo) if incremental else 0
         seqs = {c.sha: base_seq + i for i, c in enumerate(commits, start=1)}
         start: dict[str, Files] = {}
@@ -159,7 +177,7 @@ class HistorySync:
         tracker.expect(commits)
         boundary = shallow_commits(access.git)
         for commit in commits:
-            tracker.add(commit, boundary=commit.sha in boundary)
+            tracker.add(commit, boundary=commit.sha in boundary or commit.sha in damage.blind)
         head_files = tracker.files(head) if commits else {}
         files = [FileLines.of(p, lines) for p, lines in sorted(head_files.items())]
         removed = [] if not incremental else sorted(set(touched) - set(head_files))
@@ -169,11 +187,13 @@ class HistorySync:
         oldest = min((c.committed for c in commits), default=0)
         if incremental and recorded is not None:
             oldest = recorded.oldest
-        complete = bool(commits) and not commits[0].parents and not boundary
+        complete = bool(commits) and not commits[0].parents and not boundary and not damage.stopped
         if incremental and recorded is not None:
             complete = recorded.complete
         update = HistoryUpdate(
-            head=HistoryHead(self._repo, head, options.horizon, oldest, complete, total),
+            head=HistoryHead(
+                self._repo, head, with_unread(options.horizon, unread), oldest, complete, total
+            ),
             commits=records,
             files=files,
             removed_paths=removed,
@@ -195,6 +215,7 @@ class HistorySync:
             rebuilt=not incremental,
             rewritten=rewritten,
             seconds=time.monotonic() - started,
+            unread=unread,
         )
 
     def _symbols_of(
@@ -259,7 +280,10 @@ def history_current(
         return False
     if not options.enabled:
         return head is None
-    return head is not None and head.head == commit and head.horizon == options.horizon
+    if head is None:
+        return False
+    horizon, unread = split_horizon(head.horizon)
+    return head.head == commit and horizon == options.horizon and not unread  # unread: retry
 
 
 def _is_ancestor(git: Git, old: str, new: str) -> bool:
@@ -279,7 +303,13 @@ def _touched_paths(commits: Iterable[RawCommit]) -> list[str]:
 def _fetch_diff_blobs(access: GitAccess, revisions: Sequence[str], limit: int, days: int) -> None:
     """A blobless clone fetches every blob the diffs will read, before git reads them."""
     assert access.remote is not None
-    wanted = sorted(blob_ids(access.git, revisions, max_count=limit, since_days=days))
+    try:
+        wanted = sorted(blob_ids(access.git, revisions, max_count=limit, since_days=days))
+    except GitError as exc:
+        if not damage_reason(exc):
+            raise
+        log.warning("history blobs not fetched: %s", damage_reason(exc))
+        return  # the diffs that need them are recorded without their changes
     # What the clone holds, listed without touching the promisor remote (asking about one
     # missing object, cat-file and rev-list both try to fetch it, or die)
     listing = access.git.run(

@@ -18,7 +18,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from bot.ingest.git import Git
+from bot.ingest.git import Git, first_line
 
 Hunk = tuple[int, int, int, int]  # old start, old count, new start, new count (git's @@)
 
@@ -87,6 +87,33 @@ def read_commits(
         args.append(f"--since={since_days}.days.ago")
     out = git.run(*_CONFIG, *config, *args, *_DIFF_OPTIONS, _FORMAT, *revisions, "--")
     return list(parse_log(out))
+
+
+def read_given(git: Git, shas: Sequence[str], *, config: Sequence[str] = ()) -> list[RawCommit]:
+    """The commits `shas` exactly (no walk), in that order, diffed as `read_commits` does."""
+    args = ["log", "--no-walk=unsorted", "--stdin", "--diff-merges=first-parent"]
+    request = "".join(f"{sha}\n" for sha in shas).encode("ascii")
+    out = git.run(
+        *_CONFIG, *config, *args, "--no-show-signature", *_DIFF_OPTIONS, _FORMAT, input=request
+    )
+    return list(parse_log(out))
+
+
+def list_commits(
+    git: Git, revisions: Sequence[str], *, max_count: int = 0, since_days: int = 0
+) -> tuple[list[RawCommit], str]:
+    """The commits of `revisions` without their diffs (no tree or blob is read), newest
+    first, as far as the walk reaches: with the error that stopped it ("" when none)."""
+    args = ["log", "--no-patch", "--no-show-signature"]
+    if max_count:
+        args.append(f"--max-count={max_count}")
+    if since_days:
+        args.append(f"--since={since_days}.days.ago")
+    code, out, err = git.attempt(*_CONFIG, *args, _FORMAT, *revisions, "--")
+    records = out.split(b"\x1e")
+    if code != 0 and records and b"\x1d" not in records[-1]:
+        records.pop()  # cut off where git stopped
+    return list(parse_log(b"\x1e".join(records))), first_line(err) if code != 0 else ""
 
 
 def add_merge_diffs(
