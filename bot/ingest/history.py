@@ -25,7 +25,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from bot.errors import BotError
-from bot.ingest.clone import fetch_blobs, transport_args
+from bot.ingest.clone import fetch_blobs
 from bot.ingest.diff_secrets import scrub_excerpt
 from bot.ingest.git import Git, GitError
 from bot.ingest.github_prs import enrich_quietly
@@ -39,11 +39,11 @@ from bot.ingest.history_damage import (
 from bot.ingest.history_lines import Files, LineTracker
 from bot.ingest.history_log import (
     EXCERPT_WIDTH,
+    FileDiff,
     RawCommit,
     blob_ids,
-    new_lines,
-    shallow_commits,
 )
+from bot.ingest.history_refs import list_tags, shallow_commits, tag_records
 from bot.ingest.history_skips import lines_needed, undiffed_skips
 from bot.ingest.hosting import RemoteURL
 from bot.ingest.secrets import scrub
@@ -53,7 +53,6 @@ from bot.store.history_records import (
     FileLines,
     HistoryHead,
     HistoryUpdate,
-    TagRecord,
 )
 from bot.store.history_unread import UnreadNote, split_horizon, with_unread
 
@@ -181,7 +180,7 @@ class HistorySync:
         head_files = tracker.files(head) if commits else {}
         files = [FileLines.of(p, lines) for p, lines in sorted(head_files.items())]
         removed = [] if not incremental else sorted(set(touched) - set(head_files))
-        tags = list_tags(access)
+        tags = list_tags(access.git, access.remote)
         records = [_record(c, seqs[c.sha], tags) for c in commits]
         total = (recorded.commits if incremental and recorded else 0) + len(records)
         oldest = min((c.committed for c in commits), default=0)
@@ -197,7 +196,7 @@ class HistorySync:
             commits=records,
             files=files,
             removed_paths=removed,
-            tags=_tag_records(access.git, tags),
+            tags=tag_records(access.git, tags),
             symbols=self._symbols_of(files, records),
             replace=not incremental,
         )
@@ -328,7 +327,7 @@ def _record(commit: RawCommit, seq: int, tags: dict[str, list[str]]) -> CommitRe
     message = f"{subject}\n{body}"
     prs = _pull_requests(subject, body)
     refs = tuple(dict.fromkeys(int(n) for n in _REF.findall(message) if int(n) not in prs))[:20]
-    spans = new_lines(commit.diffs)
+    spans = _new_lines(commit.diffs)
     ranges = ";".join(
         f"{path}:{','.join(f'{a}-{b}' for a, b in pairs[:20])}" for path, pairs in spans.items()
     )
@@ -366,55 +365,12 @@ def _pull_requests(subject: str, body: str) -> tuple[int, ...]:
     return ()
 
 
-def list_tags(access: GitAccess) -> dict[str, list[str]]:
-    """Commit sha -> the tags pointing at it (a clone asks its remote: it has no tags)."""
-    if access.remote is None:
-        out = access.git.text(
-            "for-each-ref", "refs/tags", "--format=%(refname:strip=2) %(objectname) %(*objectname)"
-        )
-        rows = [line.split() for line in out.splitlines()]
-        pairs = [(r[0], r[2] if len(r) > 2 else r[1]) for r in rows if len(r) >= 2]
-    else:
-        listing = access.git.text(
-            "ls-remote", *transport_args(access.remote.url), "--tags", "origin", transfer=True
-        )
-        peeled: dict[str, str] = {}
-        for line in listing.splitlines():
-            sha, _, ref = line.partition("\t")
-            name = ref.removeprefix("refs/tags/")
-            if name.endswith("^{}"):
-                peeled[name[:-3]] = sha
-            else:
-                peeled.setdefault(name, sha)
-        pairs = list(peeled.items())
-    found: dict[str, list[str]] = {}
-    for name, sha in pairs:
-        found.setdefault(sha, []).append(name)
-    return found
-
-
-def _tag_records(git: Git, tags: dict[str, list[str]]) -> list[TagRecord]:
-    """Tags whose commit the repository has, with that commit's time."""
-    shas = list(tags)
-    times: dict[str, int] = {}
-    check = "--batch-check=%(objectname) %(objecttype)"
-    if shas:
-        out = git.run("cat-file", check, input="".join(f"{s}\n" for s in shas).encode())
-        present = [
-            parts[0]
-            for parts in (line.split() for line in out.decode("ascii", "replace").splitlines())
-            if len(parts) == 2 and parts[1] == "commit"
-        ]
-        for i in range(0, len(present), 500):
-            listing = git.text(
-                "log", "--no-walk=unsorted", "--format=%H %ct", *present[i : i + 500]
-            )
-            for line in listing.splitlines():
-                sha, _, ct = line.partition(" ")
-                times[sha] = int(ct) if ct.isdigit() else 0
-    return [
-        TagRecord(name, sha, times[sha])
-        for sha, names in tags.items()
-        if sha in times
-        for name in names
-    ]
+def _new_lines(diffs: Iterable[FileDiff]) -> dict[str, list[tuple[int, int]]]:
+    """The line ranges each diff added, in the new file's numbering (for the record)."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for d in diffs:
+        if d.new_path:
+            spans = [(c, c + n - 1) for _, _, c, n in d.hunks if n > 0]
+            if spans:
+                out[d.new_path] = spans
+    return out

@@ -388,31 +388,8 @@ def unquote(body: str) -> str:
     return out.decode("utf-8", "surrogateescape")
 
 
-def shallow_commits(git: Git) -> set[str]:
-    """Commits whose parents a shallow clone lacks (their diffs would add every file)."""
-    path = git.try_text("rev-parse", "--git-path", "shallow")
-    if not path:
-        return set()
-    try:
-        text = (git.cwd / path).read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return set()
-    return {line.strip() for line in text.splitlines() if line.strip()}
-
-
 def _int(text: str) -> int:
     try:
         return int(text.strip())
     except ValueError:
         return 0
-
-
-def new_lines(diffs: Iterable[FileDiff]) -> dict[str, list[tuple[int, int]]]:
-    """The line ranges each diff added, in the new file's numbering (for the record)."""
-    out: dict[str, list[tuple[int, int]]] = {}
-    for d in diffs:
-        if d.new_path:
-            spans = [(c, c + n - 1) for _, _, c, n in d.hunks if n > 0]
-            if spans:
-                out[d.new_path] = spans
-    return out
